@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "urtp/codec.h"
+
+#include <errno.h>
+#include <strings.h>
+
+/*
+ * NAL unit headers:
+ *   H.264 (1 byte):  |F|NRI|  Type   |
+ *   H.265 (2 bytes): |F|   Type    |  LayerId  | TID |
+ *   H.266 (2 bytes): |F|Z| LayerId   |  Type   | TID |
+ */
+static const urtp_h26x_desc_t descs[] = {
+  [URTP_CODEC_H264] = { URTP_CODEC_H264, 1, 0, 0, 0x1f, 24, 28, 0x1f, -1 },
+  [URTP_CODEC_H265] = { URTP_CODEC_H265, 2, 0, 1, 0x3f, 48, 49, 0x3f, 50 },
+  [URTP_CODEC_H266] = { URTP_CODEC_H266, 2, 1, 3, 0x1f, 28, 29, 0x1f, -1 },
+};
+
+const urtp_h26x_desc_t *urtp_h26x_desc(urtp_codec_t codec)
+{
+  return codec <= URTP_CODEC_H266 ? &descs[codec] : NULL;
+}
+
+void urtp_h26x_write_hdr(const urtp_h26x_desc_t *d, uint8_t *dst, const uint8_t *tmpl,
+                         unsigned type)
+{
+  uint8_t mask = (uint8_t)(d->type_mask << d->type_shift);
+  for (unsigned i = 0; i < d->hdr_len; i++)
+    dst[i] = tmpl[i];
+  dst[d->type_byte] = (uint8_t)((tmpl[d->type_byte] & ~mask) | ((type << d->type_shift) & mask));
+}
+
+bool urtp_h26x_is_vcl(const urtp_h26x_desc_t *d, unsigned type)
+{
+  switch (d->codec) {
+  case URTP_CODEC_H264: return type >= 1 && type <= 5;
+  case URTP_CODEC_H265: return type <= 31;
+  case URTP_CODEC_H266: return type <= 11;
+  default: return false;
+  }
+}
+
+bool urtp_h26x_is_param_set(const urtp_h26x_desc_t *d, unsigned type)
+{
+  switch (d->codec) {
+  case URTP_CODEC_H264: return type == 7 || type == 8;
+  case URTP_CODEC_H265: return type >= 32 && type <= 34;
+  case URTP_CODEC_H266: return type >= 13 && type <= 16;
+  default: return false;
+  }
+}
+
+bool urtp_h26x_is_keyframe(const urtp_h26x_desc_t *d, unsigned type)
+{
+  switch (d->codec) {
+  case URTP_CODEC_H264: return type == 5;
+  case URTP_CODEC_H265: return type >= 16 && type <= 23;
+  case URTP_CODEC_H266: return type >= 7 && type <= 10;
+  default: return false;
+  }
+}
+
+uint32_t urtp_codec_clock_rate(urtp_codec_t codec)
+{
+  return codec == URTP_CODEC_OPUS ? 48000 : 90000;
+}
+
+static const char *const names[] = {
+  [URTP_CODEC_H264] = "H264",
+  [URTP_CODEC_H265] = "H265",
+  [URTP_CODEC_H266] = "H266",
+  [URTP_CODEC_OPUS] = "OPUS",
+};
+
+const char *urtp_codec_name(urtp_codec_t codec)
+{
+  return codec <= URTP_CODEC_OPUS ? names[codec] : "unknown";
+}
+
+int urtp_codec_from_name(const char *name, urtp_codec_t *out)
+{
+  for (unsigned i = 0; i <= URTP_CODEC_OPUS; i++) {
+    if (name && strcasecmp(name, names[i]) == 0) {
+      *out = (urtp_codec_t)i;
+      return 0;
+    }
+  }
+  return -EINVAL;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * codec.h - what the payload formats need to know about each codec.
+ *
+ * The three H.26x payload formats (RFC 6184, 7798, 9328) share one design:
+ * single NAL unit packets, aggregation packets and fragmentation units. They
+ * differ only in the NAL unit header layout and the type numbers, so each is
+ * described by a small table (urtp_h26x_desc_t) that the packetizer and the
+ * depacketizer read; there is no per-codec copy of the logic.
+ *
+ * Promises: pure functions over bytes the caller has bounds-checked (callers
+ * pass NAL units of at least urtp_codec_nal_hdr_len() bytes). No allocation.
+ */
+#ifndef URTP_CODEC_H
+#define URTP_CODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum urtp_codec {
+  URTP_CODEC_H264,
+  URTP_CODEC_H265,
+  URTP_CODEC_H266,
+  URTP_CODEC_OPUS,
+} urtp_codec_t;
+
+/* A NAL unit (or an Opus packet): bytes without start code. */
+typedef struct urtp_nal {
+  const uint8_t *data;
+  size_t len;
+} urtp_nal_t;
+
+/* Table describing one H.26x payload format. */
+typedef struct urtp_h26x_desc {
+  urtp_codec_t codec;
+  uint8_t hdr_len;          /* NAL unit header bytes: 1 (H.264) or 2 */
+  uint8_t type_byte;        /* byte of the header holding the type */
+  uint8_t type_shift;       /* type = (hdr[type_byte] >> shift) & mask */
+  uint8_t type_mask;
+  uint8_t ap_type;          /* aggregation packet: 24, 48, 28 */
+  uint8_t fu_type;          /* fragmentation unit: 28, 49, 29 */
+  uint8_t fu_type_mask;     /* bits of the FU header carrying the type */
+  int paci_type;            /* 50 for H.265, -1 otherwise */
+} urtp_h26x_desc_t;
+
+/* The description of codec, or NULL for Opus. */
+const urtp_h26x_desc_t *urtp_h26x_desc(urtp_codec_t codec);
+
+/* NAL unit type of nal (which has at least d->hdr_len bytes). */
+static inline unsigned urtp_h26x_type(const urtp_h26x_desc_t *d, const uint8_t *nal)
+{
+  return (unsigned)(nal[d->type_byte] >> d->type_shift) & d->type_mask;
+}
+
+/* Writes a NAL unit header of d's layout into dst, copying every field from
+ * the template header tmpl but with the type replaced. Used for AP and FU
+ * indicators, which inherit F/NRI (H.264) or LayerId/TID (H.265, H.266). */
+void urtp_h26x_write_hdr(const urtp_h26x_desc_t *d, uint8_t *dst,
+                         const uint8_t *tmpl, unsigned type);
+
+bool urtp_h26x_is_vcl(const urtp_h26x_desc_t *d, unsigned type);
+/* Parameter sets: SPS/PPS; VPS/SPS/PPS; DCI/VPS/SPS/PPS (APS is not one). */
+bool urtp_h26x_is_param_set(const urtp_h26x_desc_t *d, unsigned type);
+/* Random access point: IDR (H.264), IRAP 16..23 (H.265), IDR/CRA/GDR 7..10 (H.266). */
+bool urtp_h26x_is_keyframe(const urtp_h26x_desc_t *d, unsigned type);
+
+/* RTP clock rate: 90000, or 48000 for Opus. */
+uint32_t urtp_codec_clock_rate(urtp_codec_t codec);
+/* SDP encoding name: "H264", "H265", "H266", "OPUS". */
+const char *urtp_codec_name(urtp_codec_t codec);
+/* Parses an encoding name, case-insensitive. Returns 0 or -EINVAL. */
+int urtp_codec_from_name(const char *name, urtp_codec_t *out);
+
+#endif

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * depay.h - depacketizer: RTP packets in, whole access units out.
+ *
+ * Accepts every packet type of the formats in pay.h from any conformant
+ * sender: single NAL unit packets, STAP-A / AP, FU-A / FU; for H.265 also
+ * DONL fields when the session negotiated them (sprop-max-don-diff > 0;
+ * they are stripped, transmission order being taken as decoding order).
+ * Output is Annex-B with a 4-byte start code before every NAL unit, one
+ * buffer per access unit (or the Opus packet, as is).
+ *
+ * Promises:
+ *  - Nothing from the wire is trusted: every length and count is checked
+ *    against the bytes the packet holds. Malformed packets, packets of a
+ *    foreign payload type or SSRC, PACI packets (H.265), reserved types and
+ *    FUs with both S and E set are dropped and counted.
+ *  - Never emits a corrupt NAL unit: a NAL unit whose fragments did not all
+ *    arrive is dropped. With URTP_LOSS_DROP_AU the whole access unit is
+ *    dropped instead; with URTP_LOSS_DROP_NAL it is delivered without the
+ *    damaged NAL units and flagged URTP_AU_DAMAGED.
+ *  - Memory is bounded: the reorder window is fixed at creation; an access
+ *    unit growing beyond max_au_size is dropped (counted as oversize); at
+ *    most URTP_DEPAY_QUEUE finished access units wait for urtp_depay_pop()
+ *    and older ones are dropped when it overflows.
+ *  - Packets in order are copied once, straight into the access unit.
+ */
+#ifndef URTP_DEPAY_H
+#define URTP_DEPAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec.h"
+#include "reorder.h"
+
+#define URTP_DEPAY_QUEUE 64
+#define URTP_DEPAY_DEFAULT_MAX_AU (32u << 20)
+
+typedef enum urtp_loss_policy {
+  URTP_LOSS_DROP_AU,    /* drop any access unit that lost a packet */
+  URTP_LOSS_DROP_NAL,   /* drop only damaged NAL units; flag the AU */
+} urtp_loss_policy_t;
+
+typedef struct urtp_depay_config {
+  urtp_codec_t codec;
+  int pt;                   /* expected payload type; -1: any */
+  int64_t ssrc;             /* expected SSRC; -1: lock on the first packet */
+  size_t reorder_window;    /* packets; 0: no reordering */
+  size_t max_packet;        /* largest RTP packet kept for reordering; 0 = 1500 */
+  size_t max_au_size;       /* bytes; 0 = URTP_DEPAY_DEFAULT_MAX_AU */
+  urtp_loss_policy_t loss_policy;
+  bool wait_for_keyframe;   /* after start and after damage, drop until a keyframe */
+  bool donl;                /* H.265: DONL/DOND fields present */
+} urtp_depay_config_t;
+
+/* Access unit flags. */
+enum {
+  URTP_AU_KEYFRAME = 1 << 0,  /* holds an IDR / IRAP picture */
+  URTP_AU_DISCONT = 1 << 1,   /* packets were lost since the previous AU */
+  URTP_AU_DAMAGED = 1 << 2,   /* NAL units of this AU were dropped */
+  URTP_AU_NO_MARKER = 1 << 3, /* ended by a new timestamp or a flush, not a marker */
+};
+
+typedef struct urtp_au {
+  uint8_t *data;            /* malloc'ed; the caller owns it: free() */
+  size_t len;
+  uint32_t rtp_ts;
+  uint64_t first_seq, last_seq; /* extended sequence numbers */
+  uint32_t nal_count;
+  uint32_t flags;
+} urtp_au_t;
+
+typedef struct urtp_depay_stats {
+  uint64_t packets;         /* accepted RTP packets */
+  uint64_t bytes;           /* their payload bytes */
+  uint64_t aus;             /* access units delivered */
+  uint64_t nals;            /* NAL units delivered */
+  uint64_t malformed;       /* not RTP, or payload that breaks the format */
+  uint64_t foreign;         /* wrong payload type or SSRC */
+  uint64_t unsupported;     /* PACI, reserved types */
+  uint64_t dropped_nals;    /* NAL units lost to damage */
+  uint64_t dropped_aus;     /* access units lost to damage, keyframe wait, queue overflow */
+  uint64_t oversize;        /* access units above max_au_size */
+  urtp_reorder_stats_t seq; /* lost, duplicates, late, reordered, resyncs */
+} urtp_depay_stats_t;
+
+typedef struct urtp_depay urtp_depay_t;
+
+/* Returns NULL on a bad configuration or out of memory. */
+urtp_depay_t *urtp_depay_new(const urtp_depay_config_t *cfg);
+void urtp_depay_free(urtp_depay_t *d);
+
+/* Offers one datagram. Always consumes it: what cannot be used is counted
+ * in the statistics. */
+void urtp_depay_push(urtp_depay_t *d, const uint8_t *pkt, size_t len);
+
+/* Takes the oldest finished access unit. Returns true if *au was filled. */
+bool urtp_depay_pop(urtp_depay_t *d, urtp_au_t *au);
+
+/* Gives up on missing packets (call after a timeout without progress). With
+ * end_au the access unit being assembled is finished too (end of stream). */
+void urtp_depay_flush(urtp_depay_t *d, bool end_au);
+
+/* Packets waiting for a gap to fill. */
+size_t urtp_depay_pending(const urtp_depay_t *d);
+
+const urtp_depay_stats_t *urtp_depay_stats(const urtp_depay_t *d);
+
+#endif

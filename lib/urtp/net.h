@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * net.h - batched UDP I/O for RTP: sendmmsg / UDP GSO out, recvmmsg / UDP GRO in.
+ *
+ * Promises:
+ *  - IPv4 and IPv6, unicast and multicast (joined on open when the bind or
+ *    remote address is a group).
+ *  - Socket buffer sizes are set, forced past net.core.[rw]mem_max where the
+ *    process may (SO_[RS]NDBUFFORCE), and the size the kernel granted is
+ *    reported back.
+ *  - Sending: URTP_IO_GSO groups each run of equal-sized packets (the last
+ *    of a run may be shorter) into one UDP_SEGMENT send, and sends all
+ *    groups of a batch with one sendmmsg when it can; URTP_IO_MMSG sends
+ *    one datagram per message with sendmmsg; URTP_IO_PLAIN one sendmsg per
+ *    packet. If the kernel refuses GSO (not supported, or EIO from a device
+ *    that cannot checksum), the socket falls back to MMSG for good and says
+ *    so in urtp_sock_t.gso.
+ *  - Receiving: URTP_IO_GRO enables UDP_GRO and splits each coalesced
+ *    buffer by the segment size the kernel reports; URTP_IO_MMSG receives
+ *    a batch with one recvmmsg; URTP_IO_PLAIN one recvmsg per datagram.
+ *  - Receive waits can be interrupted from another thread (urtp_sock_wake),
+ *    as GStreamer's unlock needs.
+ *  - No allocation after urtp_sock_open() and urtp_rx_init(); the send path
+ *    keeps its message arrays in the socket and grows them only when a
+ *    batch is larger than any before.
+ */
+#ifndef URTP_NET_H
+#define URTP_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "batch.h"
+
+typedef enum urtp_io_mode {
+  URTP_IO_AUTO,   /* GSO/GRO where the kernel has it, else MMSG */
+  URTP_IO_GSO,    /* send side: UDP GSO */
+  URTP_IO_GRO,    /* receive side: UDP GRO */
+  URTP_IO_MMSG,
+  URTP_IO_PLAIN,
+} urtp_io_mode_t;
+
+typedef struct urtp_sock_config {
+  const char *bind_addr;      /* NULL: any address of the remote's family */
+  uint16_t bind_port;         /* 0: ephemeral */
+  const char *remote_addr;    /* NULL: none (receive only); names are resolved */
+  uint16_t remote_port;
+  const char *multicast_iface;/* interface name for multicast, or NULL */
+  int ttl;                    /* unicast TTL / hop limit; 0: system default */
+  int ttl_mc;                 /* multicast TTL; 0: system default */
+  bool multicast_loop;
+  int dscp;                   /* 0..63; -1: leave alone */
+  int sndbuf, rcvbuf;         /* bytes; 0: leave the system default */
+  bool reuse;                 /* SO_REUSEADDR (and SO_REUSEPORT) */
+  urtp_io_mode_t tx_mode, rx_mode;
+} urtp_sock_config_t;
+
+typedef struct urtp_sock {
+  int fd;
+  int wake_fd;                /* eventfd that interrupts waits */
+  int family;                 /* AF_INET or AF_INET6 */
+  struct sockaddr_storage remote;
+  socklen_t remote_len;       /* 0: no remote */
+  int sndbuf, rcvbuf;         /* effective sizes the kernel reports */
+  urtp_io_mode_t tx_mode;     /* resolved: GSO, MMSG or PLAIN */
+  urtp_io_mode_t rx_mode;     /* resolved: GRO, MMSG or PLAIN */
+  unsigned gso_max_segs;      /* segments per GSO send */
+  uint64_t tx_syscalls, rx_syscalls;
+  uint64_t tx_errors;         /* packets the kernel refused */
+  /* send scratch, grown to the largest batch */
+  struct mmsghdr *msgs;
+  size_t msgs_cap;
+  uint8_t *cmsgs;             /* one cmsg buffer per message */
+} urtp_sock_t;
+
+/* Opens, configures and binds the socket. Returns 0 or -errno (-EINVAL for
+ * bad addresses, -EADDRINUSE, ...). On failure *s is closed. */
+int urtp_sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg);
+void urtp_sock_close(urtp_sock_t *s);
+
+/* The local port actually bound. */
+int urtp_sock_local_port(const urtp_sock_t *s);
+
+/* Sends every packet of b to the remote. Blocks while the socket buffer is
+ * full. Returns the number of packets sent (b->npkts unless an error stopped
+ * it) or -errno if none could be sent; ECONNREFUSED from an earlier ICMP
+ * error is counted in tx_errors and the rest of the batch still sent. */
+int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b);
+
+/* One received datagram: valid until the next urtp_sock_recv on this rx. */
+typedef struct urtp_dgram {
+  uint8_t *data;
+  size_t len;
+  struct sockaddr_storage *from;
+} urtp_dgram_t;
+
+typedef struct urtp_rx {
+  size_t batch;               /* messages per recvmmsg */
+  size_t slot_size;           /* bytes per message buffer */
+  uint8_t *mem;
+  struct mmsghdr *msgs;
+  struct iovec *iov;
+  struct sockaddr_storage *from;
+  uint8_t *cmsgs;
+  urtp_dgram_t *dgrams;       /* results of the last receive */
+  size_t ndgrams, dgrams_cap;
+  uint64_t truncated;         /* datagrams larger than a slot, dropped */
+} urtp_rx_t;
+
+/* batch: messages per system call (e.g. 64). slot_size: 65536 for GRO,
+ * else the largest datagram expected. Returns 0 or -ENOMEM. */
+int urtp_rx_init(urtp_rx_t *rx, size_t batch, size_t slot_size);
+void urtp_rx_destroy(urtp_rx_t *rx);
+
+/* Waits up to timeout_ms (-1: forever, 0: don't wait) for datagrams, then
+ * takes as many as are queued, up to the batch. Returns how many datagrams
+ * are in rx->dgrams, 0 on timeout, -EINTR when woken by urtp_sock_wake(),
+ * or -errno. */
+int urtp_sock_recv(urtp_sock_t *s, urtp_rx_t *rx, int timeout_ms);
+
+/* Interrupts a wait in urtp_sock_recv (now or the next one); thread-safe. */
+void urtp_sock_wake(urtp_sock_t *s);
+/* Clears a pending wake-up. */
+void urtp_sock_unwake(urtp_sock_t *s);
+
+const char *urtp_io_mode_name(urtp_io_mode_t m);
+
+#endif

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * reorder.h - puts RTP packets back in sequence order within a bounded window.
+ *
+ * Packets are offered with their 16-bit sequence number and come out, through
+ * a callback, in order of their extended sequence number, each told how many
+ * packets were given up as lost just before it.
+ *
+ * Promises:
+ *  - The packet that is next in order is delivered straight from the
+ *    caller's buffer, with no copy; only packets that arrive early are
+ *    copied into one of `window` preallocated slots.
+ *  - Memory is fixed at init (window * slot_size bytes); nothing allocates
+ *    afterwards.
+ *  - A gap is given up on when a packet arrives `window` or more positions
+ *    beyond it, or when the caller flushes (on a timeout). Every sequence
+ *    number is accounted for exactly once: delivered, or counted in `lost`.
+ *  - A packet whose sequence number was already delivered or is already
+ *    stashed is counted as a duplicate and dropped; one that arrives after
+ *    its gap was given up on is counted as late and dropped. Packets more
+ *    than 32767 positions behind are late too; after `window` such packets
+ *    in a row (a sender restart) the window resynchronises on the new
+ *    numbering, counting a `resync`.
+ *  - window 0 means no reordering: every packet is delivered at once, and
+ *    each gap ahead counts as lost immediately.
+ */
+#ifndef URTP_REORDER_H
+#define URTP_REORDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rtp.h"
+
+/* Called for every packet that comes out in order. lost_before: packets
+ * given up as lost immediately before this one. */
+typedef void (*urtp_reorder_deliver_fn)(void *user, const uint8_t *pkt, size_t len,
+                                        uint64_t ext_seq, uint64_t lost_before);
+
+typedef struct urtp_reorder_stats {
+  uint64_t delivered;
+  uint64_t lost;          /* sequence numbers given up on */
+  uint64_t duplicates;
+  uint64_t late;
+  uint64_t reordered;     /* packets that had to wait in a slot */
+  uint64_t resyncs;
+} urtp_reorder_stats_t;
+
+typedef struct urtp_reorder {
+  size_t window;          /* slots; 0 = no reordering */
+  size_t slot_size;       /* largest packet a slot can hold */
+  uint8_t *mem;           /* window * slot_size */
+  uint32_t *lens;         /* per slot: 0 = empty */
+  size_t stashed;         /* slots in use */
+  urtp_seq_ext_t ext;
+  uint64_t next;          /* extended seq expected next */
+  bool started;
+  size_t late_run;        /* consecutive late packets, for resync */
+  urtp_reorder_stats_t stats;
+} urtp_reorder_t;
+
+/* Returns 0, -EINVAL (window above 32768 or slot_size 0) or -ENOMEM. */
+int urtp_reorder_init(urtp_reorder_t *r, size_t window, size_t slot_size);
+void urtp_reorder_destroy(urtp_reorder_t *r);
+
+/* Offers a packet. Packets larger than slot_size that cannot be delivered at
+ * once are dropped and counted as lost when their turn comes. */
+void urtp_reorder_push(urtp_reorder_t *r, const uint8_t *pkt, size_t len, uint16_t seq,
+                       urtp_reorder_deliver_fn deliver, void *user);
+
+/* Gives up on every gap: delivers all stashed packets in order. */
+void urtp_reorder_flush(urtp_reorder_t *r, urtp_reorder_deliver_fn deliver, void *user);
+
+/* Packets waiting in slots. */
+static inline size_t urtp_reorder_pending(const urtp_reorder_t *r)
+{
+  return r->stashed;
+}
+
+#endif
