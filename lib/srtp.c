@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "urtp/srtp.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <srtp2/srtp.h>
+
+_Static_assert(URTP_SRTP_MAX_TRAILER >= SRTP_MAX_TRAILER_LEN + 4,
+               "room for srtp_protect_rtcp's trailer and SRTCP index");
+_Static_assert(URTP_SRTP_MAX_KEY_LEN >= SRTP_AES_ICM_256_KEY_LEN_WSALT, "key room");
+
+typedef struct profile_desc {
+  const char *name;
+  size_t key_len;
+  void (*set_rtp)(srtp_crypto_policy_t *p);
+  void (*set_rtcp)(srtp_crypto_policy_t *p);
+} profile_desc_t;
+
+/* libsrtp2 spells the 128-bit default as a macro; give it an address. */
+static void set_aes_cm_128_sha1_80(srtp_crypto_policy_t *p)
+{
+  srtp_crypto_policy_set_aes_cm_128_hmac_sha1_80(p);
+}
+
+/* The _32 profiles shorten only the SRTP tag; SRTCP keeps 80 bits
+ * (RFC 4568 section 6.2). */
+static const profile_desc_t profiles[URTP_SRTP_PROFILE_COUNT] = {
+  [URTP_SRTP_AES_CM_128_HMAC_SHA1_80] = {"AES_CM_128_HMAC_SHA1_80", SRTP_AES_ICM_128_KEY_LEN_WSALT,
+                                         set_aes_cm_128_sha1_80, set_aes_cm_128_sha1_80},
+  [URTP_SRTP_AES_CM_128_HMAC_SHA1_32] = {"AES_CM_128_HMAC_SHA1_32", SRTP_AES_ICM_128_KEY_LEN_WSALT,
+                                         srtp_crypto_policy_set_aes_cm_128_hmac_sha1_32,
+                                         set_aes_cm_128_sha1_80},
+  [URTP_SRTP_AES_256_CM_HMAC_SHA1_80] = {"AES_256_CM_HMAC_SHA1_80", SRTP_AES_ICM_256_KEY_LEN_WSALT,
+                                         srtp_crypto_policy_set_aes_cm_256_hmac_sha1_80,
+                                         srtp_crypto_policy_set_aes_cm_256_hmac_sha1_80},
+  [URTP_SRTP_AES_256_CM_HMAC_SHA1_32] = {"AES_256_CM_HMAC_SHA1_32", SRTP_AES_ICM_256_KEY_LEN_WSALT,
+                                         srtp_crypto_policy_set_aes_cm_256_hmac_sha1_32,
+                                         srtp_crypto_policy_set_aes_cm_256_hmac_sha1_80},
+  [URTP_SRTP_AEAD_AES_128_GCM] = {"AEAD_AES_128_GCM", SRTP_AES_GCM_128_KEY_LEN_WSALT,
+                                  srtp_crypto_policy_set_aes_gcm_128_16_auth,
+                                  srtp_crypto_policy_set_aes_gcm_128_16_auth},
+  [URTP_SRTP_AEAD_AES_256_GCM] = {"AEAD_AES_256_GCM", SRTP_AES_GCM_256_KEY_LEN_WSALT,
+                                  srtp_crypto_policy_set_aes_gcm_256_16_auth,
+                                  srtp_crypto_policy_set_aes_gcm_256_16_auth},
+};
+
+static bool valid_profile(urtp_srtp_profile_t p)
+{
+  return (unsigned)p < URTP_SRTP_PROFILE_COUNT;
+}
+
+const char *urtp_srtp_profile_name(urtp_srtp_profile_t p)
+{
+  return valid_profile(p) ? profiles[p].name : NULL;
+}
+
+size_t urtp_srtp_key_len(urtp_srtp_profile_t p)
+{
+  return valid_profile(p) ? profiles[p].key_len : 0;
+}
+
+/* ---- process-wide initialisation ---- */
+
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+static int lib_status;                          /* 0 or -EIO */
+static int available[URTP_SRTP_PROFILE_COUNT];  /* 0 or -ENOTSUP */
+
+static void fill_policy(srtp_policy_t *pol, urtp_srtp_profile_t p, unsigned char *key)
+{
+  memset(pol, 0, sizeof(*pol));
+  profiles[p].set_rtp(&pol->rtp);
+  profiles[p].set_rtcp(&pol->rtcp);
+  pol->key = key;
+}
+
+/* A profile is available when libsrtp2 can build a session for it: its
+ * cipher (GCM needs OpenSSL or NSS underneath) is in the crypto kernel. */
+static void lib_init(void)
+{
+  if (srtp_init() != srtp_err_status_ok) {
+    lib_status = -EIO;
+    return;
+  }
+  unsigned char key[URTP_SRTP_MAX_KEY_LEN] = {0};
+  for (int p = 0; p < URTP_SRTP_PROFILE_COUNT; p++) {
+    srtp_policy_t pol;
+    fill_policy(&pol, (urtp_srtp_profile_t)p, key);
+    pol.ssrc.type = ssrc_any_outbound;
+    srtp_t session = NULL;
+    if (srtp_create(&session, &pol) == srtp_err_status_ok) {
+      srtp_dealloc(session);
+      available[p] = 0;
+    } else {
+      available[p] = -ENOTSUP;
+    }
+  }
+}
+
+static int lib_ready(void)
+{
+  pthread_once(&lib_once, lib_init);
+  return lib_status;
+}
+
+int urtp_srtp_profile_available(urtp_srtp_profile_t p)
+{
+  if (!valid_profile(p))
+    return -EINVAL;
+  int err = lib_ready();
+  return err ? err : available[p];
+}
+
+/* ---- configuration helpers ---- */
+
+#define WHY(...) (why ? (void)snprintf(why, why_len, __VA_ARGS__) : (void)0)
+
+int urtp_srtp_profile_from_nicks(const char *cipher, const char *auth,
+                                 urtp_srtp_profile_t *profile, size_t *key_len,
+                                 char *why, size_t why_len)
+{
+  static const char *const ciphers[] = {"null", "aes-128-icm", "aes-256-icm",
+                                        "aes-128-gcm", "aes-256-gcm"};
+  static const char *const auths[] = {"null", "hmac-sha1-32", "hmac-sha1-80"};
+  int c = -1, a = -1;
+  for (int i = 0; cipher && i < 5; i++)
+    if (!strcmp(cipher, ciphers[i]))
+      c = i;
+  for (int i = 0; auth && i < 3; i++)
+    if (!strcmp(auth, auths[i]))
+      a = i;
+  if (c < 0) {
+    WHY("unknown rtp-cipher '%s' (aes-128-icm, aes-256-icm, aes-128-gcm, aes-256-gcm, null)",
+        cipher ? cipher : "(null)");
+    return -EINVAL;
+  }
+  if (a < 0) {
+    WHY("unknown rtp-auth '%s' (hmac-sha1-80, hmac-sha1-32, null)", auth ? auth : "(null)");
+    return -EINVAL;
+  }
+
+  urtp_srtp_profile_t p;
+  if (c >= 3) {
+    if (a != 0) {
+      WHY("rtp-cipher %s authenticates by itself: rtp-auth must be null, not %s",
+          ciphers[c], auths[a]);
+      return -EINVAL;
+    }
+    p = c == 3 ? URTP_SRTP_AEAD_AES_128_GCM : URTP_SRTP_AEAD_AES_256_GCM;
+  } else if (c == 0 || a == 0) {
+    WHY("rtp-cipher %s with rtp-auth %s leaves packets %s; not supported", ciphers[c],
+        auths[a], c == 0 && a == 0 ? "unprotected" : c == 0 ? "unencrypted" : "unauthenticated");
+    return -ENOTSUP;
+  } else {
+    static const urtp_srtp_profile_t icm[2][2] = {
+      {URTP_SRTP_AES_CM_128_HMAC_SHA1_32, URTP_SRTP_AES_CM_128_HMAC_SHA1_80},
+      {URTP_SRTP_AES_256_CM_HMAC_SHA1_32, URTP_SRTP_AES_256_CM_HMAC_SHA1_80},
+    };
+    p = icm[c - 1][a - 1];
+  }
+  if (profile)
+    *profile = p;
+  if (key_len)
+    *key_len = profiles[p].key_len;
+  return 0;
+}
+
+static int hexval(char ch)
+{
+  if (ch >= '0' && ch <= '9')
+    return ch - '0';
+  if (ch >= 'a' && ch <= 'f')
+    return ch - 'a' + 10;
+  if (ch >= 'A' && ch <= 'F')
+    return ch - 'A' + 10;
+  return -1;
+}
+
+int urtp_srtp_key_from_hex(const char *hex, urtp_srtp_profile_t p,
+                           uint8_t key[URTP_SRTP_MAX_KEY_LEN], char *why, size_t why_len)
+{
+  if (!valid_profile(p)) {
+    WHY("invalid SRTP profile %d", (int)p);
+    return -EINVAL;
+  }
+  size_t want = profiles[p].key_len;
+  size_t salt = p >= URTP_SRTP_AEAD_AES_128_GCM ? SRTP_AEAD_SALT_LEN : SRTP_SALT_LEN;
+  if (!hex || !*hex) {
+    WHY("SRTP key is empty; %s needs %zu bytes (%zu hex digits)", profiles[p].name, want,
+        2 * want);
+    return -EINVAL;
+  }
+  size_t n = strlen(hex);
+  for (size_t i = 0; i < n; i++) {
+    if (hexval(hex[i]) < 0) {
+      unsigned char ch = (unsigned char)hex[i];
+      if (ch >= 0x21 && ch < 0x7f)
+        WHY("SRTP key: '%c' at position %zu is not a hex digit", ch, i);
+      else
+        WHY("SRTP key: byte 0x%02x at position %zu is not a hex digit", ch, i);
+      return -EINVAL;
+    }
+  }
+  if (n % 2) {
+    WHY("SRTP key has an odd number of hex digits (%zu)", n);
+    return -EINVAL;
+  }
+  if (n / 2 != want) {
+    WHY("SRTP key is %zu bytes; %s needs %zu (%zu-byte master key + %zu-byte master salt)",
+        n / 2, profiles[p].name, want, want - salt, salt);
+    return -EINVAL;
+  }
+  for (size_t i = 0; i < want; i++)
+    key[i] = (uint8_t)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+  return 0;
+}
+
+/* ---- contexts ---- */
+
+int urtp_srtp_init(urtp_srtp_t *s, const urtp_srtp_config_t *cfg)
+{
+  memset(s, 0, sizeof(*s));
+  if (!valid_profile(cfg->profile) || !cfg->key || cfg->key_len != profiles[cfg->profile].key_len ||
+      (cfg->dir != URTP_SRTP_OUTBOUND && cfg->dir != URTP_SRTP_INBOUND))
+    return -EINVAL;
+  if (cfg->replay_window != 0 &&
+      (cfg->replay_window < URTP_SRTP_MIN_WINDOW || cfg->replay_window > URTP_SRTP_MAX_WINDOW))
+    return -EINVAL;
+  int err = lib_ready();
+  if (err)
+    return err;
+  if (available[cfg->profile])
+    return available[cfg->profile];
+
+  /* libsrtp2 derives the session keys inside srtp_create and keeps only
+   * those; the master key is copied here just to drop the const. */
+  unsigned char key[URTP_SRTP_MAX_KEY_LEN];
+  memcpy(key, cfg->key, cfg->key_len);
+  srtp_policy_t pol;
+  fill_policy(&pol, cfg->profile, key);
+  if (cfg->any_ssrc)
+    pol.ssrc.type = cfg->dir == URTP_SRTP_OUTBOUND ? ssrc_any_outbound : ssrc_any_inbound;
+  else
+    pol.ssrc.type = ssrc_specific;
+  pol.ssrc.value = cfg->ssrc;
+  pol.window_size = cfg->replay_window;
+  pol.allow_repeat_tx = 0;
+
+  srtp_t session = NULL;
+  srtp_err_status_t st = srtp_create(&session, &pol);
+  explicit_bzero(key, sizeof(key));
+  if (st != srtp_err_status_ok)
+    return st == srtp_err_status_alloc_fail ? -ENOMEM : -EIO;
+
+  s->session = session;
+  s->profile = cfg->profile;
+  s->dir = cfg->dir;
+  s->rtp_trailer = (size_t)pol.rtp.auth_tag_len;
+  s->rtcp_trailer = (size_t)pol.rtcp.auth_tag_len + 4;   /* E flag + SRTCP index */
+  return 0;
+}
+
+void urtp_srtp_destroy(urtp_srtp_t *s)
+{
+  if (s->session)
+    srtp_dealloc((srtp_t)s->session);   /* zeroes the stream keys */
+  memset(s, 0, sizeof(*s));
+}
+
+/* Turns a libsrtp2 verdict into an errno and counts it. */
+static int verdict(urtp_srtp_stats_t *st, srtp_err_status_t e)
+{
+  switch (e) {
+  case srtp_err_status_ok:
+    st->packets++;
+    return 0;
+  case srtp_err_status_auth_fail:
+    st->auth_fail++;
+    return -EBADMSG;
+  case srtp_err_status_replay_fail:
+  case srtp_err_status_replay_old:
+    st->replay++;
+    return -EALREADY;
+  default:
+    st->other++;
+    return -EPROTO;
+  }
+}
+
+/* A packet plus its trailer must still fit the 16-bit length of a batch
+ * packet (and libsrtp2's int). */
+static bool fits(size_t len, size_t trailer)
+{
+  return len <= 65535 - trailer;
+}
+
+int urtp_srtp_protect(urtp_srtp_t *s, uint8_t *buf, size_t len, size_t cap)
+{
+  if (s->dir != URTP_SRTP_OUTBOUND)
+    return -EINVAL;
+  if (cap < len || cap - len < URTP_SRTP_MAX_TRAILER)
+    return -ENOSPC;
+  if (!fits(len, s->rtp_trailer)) {
+    s->stats.other++;
+    return -EPROTO;
+  }
+  int n = (int)len;
+  int err = verdict(&s->stats, srtp_protect((srtp_t)s->session, buf, &n));
+  return err ? err : n;
+}
+
+int urtp_srtp_protect_rtcp(urtp_srtp_t *s, uint8_t *buf, size_t len, size_t cap)
+{
+  if (s->dir != URTP_SRTP_OUTBOUND)
+    return -EINVAL;
+  if (cap < len || cap - len < URTP_SRTP_MAX_TRAILER)
+    return -ENOSPC;
+  if (!fits(len, s->rtcp_trailer)) {
+    s->rtcp_stats.other++;
+    return -EPROTO;
+  }
+  int n = (int)len;
+  int err = verdict(&s->rtcp_stats, srtp_protect_rtcp((srtp_t)s->session, buf, &n));
+  return err ? err : n;
+}
+
+int urtp_srtp_protect_batch(urtp_srtp_t *s, const urtp_batch_t *in, urtp_batch_t *out)
+{
+  if (s->dir != URTP_SRTP_OUTBOUND || in == out)
+    return -EINVAL;
+  if (urtp_batch_reserve(out, in->npkts, in->npkts))
+    return -ENOMEM;
+  srtp_t session = (srtp_t)s->session;
+  int done = 0;
+  for (size_t i = 0; i < in->npkts; i++) {
+    size_t len = in->pkts[i].len;
+    if (!fits(len, s->rtp_trailer)) {
+      s->stats.other++;
+      continue;
+    }
+    /* Slab: the packet, then libsrtp2's documented worst-case trailer,
+     * rounded to 16 so every packet starts aligned for the cipher. Only a
+     * packet within 148 bytes of 64 KiB gets less (clamped to one chunk);
+     * it still has room for its own tag, all libsrtp2 writes without MKI. */
+    size_t room = (len + URTP_SRTP_MAX_TRAILER + 15) & ~(size_t)15;
+    if (room > URTP_BATCH_CHUNK)
+      room = URTP_BATCH_CHUNK;
+    uint8_t *slab = urtp_batch_arena_take(out, room);
+    if (!slab)
+      return -ENOMEM;
+    urtp_batch_copy_pkt(in, i, slab, len);
+    int n = (int)len;
+    if (verdict(&s->stats, srtp_protect(session, slab, &n)))
+      continue;   /* the slab is simply not used; arena memory is reused */
+    out->iov[out->niov] = (struct iovec){.iov_base = slab, .iov_len = (size_t)n};
+    urtp_batch_commit(out, 1, (uint16_t)n);
+    done++;
+  }
+  return done;
+}
+
+/* Zeroes a rejected packet so that nothing of it, decrypted or not, can be
+ * mistaken for payload by a caller that ignores the error. */
+static int reject(uint8_t *buf, size_t len, int err)
+{
+  memset(buf, 0, len);
+  return err;
+}
+
+int urtp_srtp_unprotect(urtp_srtp_t *s, uint8_t *buf, size_t len)
+{
+  if (s->dir != URTP_SRTP_INBOUND)
+    return -EINVAL;
+  if (len > INT_MAX) {
+    s->stats.other++;
+    return reject(buf, len, -EPROTO);
+  }
+  int n = (int)len;
+  int err = verdict(&s->stats, srtp_unprotect((srtp_t)s->session, buf, &n));
+  return err ? reject(buf, len, err) : n;
+}
+
+int urtp_srtp_unprotect_rtcp(urtp_srtp_t *s, uint8_t *buf, size_t len)
+{
+  if (s->dir != URTP_SRTP_INBOUND)
+    return -EINVAL;
+  if (len > INT_MAX) {
+    s->rtcp_stats.other++;
+    return reject(buf, len, -EPROTO);
+  }
+  int n = (int)len;
+  int err = verdict(&s->rtcp_stats, srtp_unprotect_rtcp((srtp_t)s->session, buf, &n));
+  return err ? reject(buf, len, err) : n;
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "relay.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static double rnd(relay_t *r)
+{
+  /* xorshift64*: deterministic for a seed, good enough for impairment. */
+  uint64_t x = r->rng;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  r->rng = x;
+  return (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / (double)(1ULL << 53);
+}
+
+static void forward(relay_t *r, const uint8_t *data, size_t len)
+{
+  if (send(r->out_fd, data, len, 0) == (ssize_t)len)
+    r->stats.forwarded++;
+}
+
+static void hold(relay_t *r, const uint8_t *data, size_t len, uint64_t due)
+{
+  if (r->nheld == RELAY_MAX_HELD || len > sizeof(r->held[0].data)) {
+    forward(r, data, len);
+    return;
+  }
+  struct held *h = &r->held[r->nheld++];
+  h->due = due;
+  h->len = (uint16_t)len;
+  memcpy(h->data, data, len);
+}
+
+/* Forwards held datagrams that are due, oldest first. */
+static void release(relay_t *r, bool all)
+{
+  unsigned k = 0;
+  for (unsigned i = 0; i < r->nheld; i++) {
+    if (all || r->held[i].due <= r->stats.received)
+      forward(r, r->held[i].data, r->held[i].len);
+    else
+      r->held[k++] = r->held[i];
+  }
+  r->nheld = k;
+}
+
+static void *run(void *arg)
+{
+  relay_t *r = arg;
+  uint8_t buf[65536];
+  struct pollfd pfd[2] = {{r->in_fd, POLLIN, 0}, {r->stop_fd, POLLIN, 0}};
+
+  for (;;) {
+    if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+      break;
+    if (pfd[1].revents)
+      break;
+    ssize_t n = recv(r->in_fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0)
+      continue;
+    r->stats.received++;
+    if (r->stats.received <= r->cfg.skip_first) {
+      forward(r, buf, (size_t)n);
+      continue;
+    }
+    /* Draw all three numbers for every datagram so the pattern of one
+     * impairment does not shift with the probabilities of the others. */
+    double d = rnd(r), u = rnd(r), o = rnd(r);
+    if (d < r->cfg.drop) {
+      r->stats.dropped++;
+      if (n >= 4 && r->ndropped_seqs < RELAY_MAX_DROPS)
+        r->dropped_seqs[r->ndropped_seqs++] = (uint16_t)(buf[2] << 8 | buf[3]);
+    } else if (o < r->cfg.reorder) {
+      r->stats.reordered++;
+      hold(r, buf, (size_t)n, r->stats.received + r->cfg.reorder_depth);
+    } else {
+      forward(r, buf, (size_t)n);
+      if (u < r->cfg.dup) {
+        r->stats.duplicated++;
+        if (r->cfg.dup_delay == 0)
+          forward(r, buf, (size_t)n);
+        else
+          hold(r, buf, (size_t)n, r->stats.received + r->cfg.dup_delay);
+      }
+    }
+    release(r, false);
+  }
+  release(r, true);
+  return NULL;
+}
+
+int relay_start(relay_t *r, const relay_config_t *cfg)
+{
+  memset(r, 0, sizeof(*r));
+  r->cfg = *cfg;
+  r->rng = cfg->seed ? cfg->seed : 1;
+  r->in_fd = r->out_fd = r->stop_fd = -1;
+  r->held = calloc(RELAY_MAX_HELD, sizeof(*r->held));
+  r->dropped_seqs = calloc(RELAY_MAX_DROPS, sizeof(*r->dropped_seqs));
+  if (!r->held || !r->dropped_seqs)
+    goto fail;
+
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t alen = sizeof a;
+  int rcvbuf = 8 << 20;
+  r->in_fd = socket(AF_INET, SOCK_DGRAM, 0);
+  r->out_fd = socket(AF_INET, SOCK_DGRAM, 0);
+  r->stop_fd = eventfd(0, EFD_NONBLOCK);
+  if (r->in_fd < 0 || r->out_fd < 0 || r->stop_fd < 0)
+    goto fail;
+  if (setsockopt(r->in_fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) < 0)
+    setsockopt(r->in_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  if (bind(r->in_fd, (struct sockaddr *)&a, sizeof a) < 0 ||
+      getsockname(r->in_fd, (struct sockaddr *)&a, &alen) < 0)
+    goto fail;
+  r->port = ntohs(a.sin_port);
+  a.sin_port = htons(cfg->to_port);
+  if (connect(r->out_fd, (struct sockaddr *)&a, sizeof a) < 0)
+    goto fail;
+  if (pthread_create(&r->thread, NULL, run, r) != 0)
+    goto fail;
+  return 0;
+
+fail:;
+  int err = errno ? -errno : -ENOMEM;
+  if (r->in_fd >= 0)
+    close(r->in_fd);
+  if (r->out_fd >= 0)
+    close(r->out_fd);
+  if (r->stop_fd >= 0)
+    close(r->stop_fd);
+  free(r->held);
+  free(r->dropped_seqs);
+  r->held = NULL;
+  r->dropped_seqs = NULL;
+  return err;
+}
+
+void relay_stop(relay_t *r)
+{
+  uint64_t one = 1;
+  if (write(r->stop_fd, &one, sizeof one) != sizeof one)
+    return;
+  pthread_join(r->thread, NULL);
+  close(r->in_fd);
+  close(r->out_fd);
+  close(r->stop_fd);
+  free(r->held);
+  free(r->dropped_seqs);
+  r->held = NULL;
+  r->dropped_seqs = NULL;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * relay.h - the tests' own seeded UDP impairment relay.
+ *
+ * This kernel has no netem qdisc, so tests impair real traffic themselves: the
+ * relay receives datagrams on a loopback port and forwards them to another,
+ * dropping, duplicating and reordering them by a pattern that depends only on
+ * the seed and the order of arrival, never on time, so a run reproduces.
+ *
+ *  - drop: the datagram is not forwarded.
+ *  - dup: it is forwarded twice, the copy after `dup_delay` more datagrams.
+ *  - reorder: it is held back and forwarded after `reorder_depth` more.
+ * Held datagrams are forwarded when the relay stops. The relay remembers the
+ * RTP sequence numbers it dropped, so tests can check counters exactly.
+ */
+#ifndef URTP_TEST_RELAY_H
+#define URTP_TEST_RELAY_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct relay_config {
+  uint64_t seed;
+  double drop, dup, reorder;    /* probabilities, 0..1 */
+  unsigned reorder_depth;       /* datagrams a reordered one waits; >= 1 */
+  unsigned dup_delay;           /* datagrams before the copy; 0: right after */
+  uint16_t to_port;             /* forward to 127.0.0.1:to_port */
+  unsigned skip_first;          /* forward the first N untouched (stream start) */
+} relay_config_t;
+
+typedef struct relay_stats {
+  uint64_t received, forwarded, dropped, duplicated, reordered;
+} relay_stats_t;
+
+#define RELAY_MAX_HELD 256
+#define RELAY_MAX_DROPS 65536
+
+typedef struct relay {
+  relay_config_t cfg;
+  int in_fd, out_fd, stop_fd;
+  uint16_t port;                /* the relay listens on 127.0.0.1:port */
+  pthread_t thread;
+  uint64_t rng;
+  struct held {
+    uint64_t due;               /* forward when received reaches this */
+    uint16_t len;
+    uint8_t data[2048];
+  } *held;
+  unsigned nheld;
+  uint16_t *dropped_seqs;       /* RTP sequence numbers dropped */
+  unsigned ndropped_seqs;
+  relay_stats_t stats;
+} relay_t;
+
+/* Binds an ephemeral loopback port and starts the relay thread. 0 or -errno. */
+int relay_start(relay_t *r, const relay_config_t *cfg);
+/* Forwards what is held, stops the thread and closes the sockets. */
+void relay_stop(relay_t *r);
+
+#endif
