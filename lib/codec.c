@@ -10,10 +10,18 @@
  *   H.265 (2 bytes): |F|   Type    |  LayerId  | TID |
  *   H.266 (2 bytes): |F|Z| LayerId   |  Type   | TID |
  */
+/*
+ * Aggregation header rules: F is the OR of the units' F bits (RFC 6184 5.7.1,
+ * RFC 7798 4.4.2, RFC 9328 4.3.2); H.264's NRI is the largest of the units';
+ * H.265 and H.266 take the lowest LayerId and the lowest TID.
+ */
 static const urtp_h26x_desc_t descs[] = {
-  [URTP_CODEC_H264] = { URTP_CODEC_H264, 1, 0, 0, 0x1f, 24, 28, 0x1f, -1 },
-  [URTP_CODEC_H265] = { URTP_CODEC_H265, 2, 0, 1, 0x3f, 48, 49, 0x3f, 50 },
-  [URTP_CODEC_H266] = { URTP_CODEC_H266, 2, 1, 3, 0x1f, 28, 29, 0x1f, -1 },
+  [URTP_CODEC_H264] = { URTP_CODEC_H264, 1, 0, 0, 0x1f, 24, 28, 0x1f, -1, 0,
+                        0x8000, 0x6000, { 0, 0 } },
+  [URTP_CODEC_H265] = { URTP_CODEC_H265, 2, 0, 1, 0x3f, 48, 49, 0x3f, 50, 0,
+                        0x8000, 0, { 0x01f8, 0x0007 } },
+  [URTP_CODEC_H266] = { URTP_CODEC_H266, 2, 1, 3, 0x1f, 28, 29, 0x1f, -1, 0x20,
+                        0x8000, 0, { 0x3f00, 0x0007 } },
 };
 
 const urtp_h26x_desc_t *urtp_h26x_desc(urtp_codec_t codec)

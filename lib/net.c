@@ -1,2 +1,755 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "urtp/net.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SOL_UDP
+#define SOL_UDP 17
+#endif
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+#ifndef UIO_MAXIOV
+#define UIO_MAXIOV 1024
+#endif
+
+/* Segments per GSO send. Kernels before 6.10 allow 64 (UDP_MAX_SEGMENTS),
+ * newer ones 128. We stay at 64 without probing: with RTP's ~1400-byte
+ * packets the 64 KiB limit below already stops a run at 46 segments, so
+ * 128 would only help runs of packets under 512 bytes. */
+#define GSO_MAX_SEGS 64
+/* Largest UDP payload of one GSO send: 65535 minus the IPv4 and UDP
+ * headers; IPv6's payload length field does not count its own header. */
+#define GSO_MAX_BYTES_V4 65507
+#define GSO_MAX_BYTES_V6 65527
+/* sendmmsg takes at most this many messages per call (the kernel caps
+ * vlen at UIO_MAXIOV silently); chunking ourselves keeps the count exact. */
+#define TX_CHUNK 1024
+
+/* One UDP_SEGMENT cmsg per send message. */
+#define TX_CMSG_SLOT CMSG_SPACE(sizeof(uint16_t))
+/* One UDP_GRO cmsg per receive message. */
+#define RX_CMSG_SLOT CMSG_SPACE(sizeof(int))
+/* A GRO buffer from a NIC holds at most 64 segments (UDP_GRO_CNT_MAX); one
+ * GSO send looped back intact may hold up to 128 and is carried over to the
+ * next call when it does not fit. */
+#define RX_SEGS_PER_SLOT 64
+
+/* --- helpers ------------------------------------------------------------ */
+
+static int set_int(int fd, int level, int opt, int v)
+{
+  return setsockopt(fd, level, opt, &v, sizeof(v)) < 0 ? -errno : 0;
+}
+
+static int get_int(int fd, int level, int opt)
+{
+  int v = 0;
+  socklen_t l = sizeof(v);
+  return getsockopt(fd, level, opt, &v, &l) < 0 ? -errno : v;
+}
+
+static bool addr_is_mcast(const struct sockaddr_storage *a)
+{
+  if (a->ss_family == AF_INET)
+    return IN_MULTICAST(ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr));
+  if (a->ss_family == AF_INET6) {
+    const struct in6_addr *x = &((const struct sockaddr_in6 *)a)->sin6_addr;
+    if (IN6_IS_ADDR_MULTICAST(x))
+      return true;
+    if (IN6_IS_ADDR_V4MAPPED(x)) {
+      uint32_t v4;
+      memcpy(&v4, &x->s6_addr[12], 4);
+      return IN_MULTICAST(ntohl(v4));
+    }
+  }
+  return false;
+}
+
+static bool addr_is_v4(const struct sockaddr_storage *a)
+{
+  return a->ss_family == AF_INET ||
+         (a->ss_family == AF_INET6 &&
+          IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)a)->sin6_addr));
+}
+
+static void set_port(struct sockaddr_storage *a, uint16_t port)
+{
+  if (a->ss_family == AF_INET)
+    ((struct sockaddr_in *)a)->sin_port = htons(port);
+  else
+    ((struct sockaddr_in6 *)a)->sin6_port = htons(port);
+}
+
+static int gai_err(int e)
+{
+  switch (e) {
+  case EAI_MEMORY: return -ENOMEM;
+  case EAI_SYSTEM: return errno ? -errno : -EINVAL;
+  case EAI_AGAIN: return -EAGAIN;
+  default: return -EINVAL;
+  }
+}
+
+static int resolve(const char *host, struct addrinfo **res)
+{
+  struct addrinfo hints;
+  memset(&hints, 0, sizeof(hints));
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  hints.ai_protocol = IPPROTO_UDP;
+  int e = getaddrinfo(host, NULL, &hints, res);
+  return e ? gai_err(e) : 0;
+}
+
+static void copy_ai(struct sockaddr_storage *dst, socklen_t *len, const struct addrinfo *ai)
+{
+  memset(dst, 0, sizeof(*dst));
+  memcpy(dst, ai->ai_addr, ai->ai_addrlen);
+  *len = ai->ai_addrlen;
+}
+
+/* Tries the FORCE variant (root may exceed net.core.[rw]mem_max), then the
+ * plain option, and returns what the kernel reports (twice the request, as
+ * it books overhead). */
+static int set_buf(int fd, int force_opt, int opt, int bytes)
+{
+  if (bytes > 0 && set_int(fd, SOL_SOCKET, force_opt, bytes) < 0)
+    set_int(fd, SOL_SOCKET, opt, bytes);
+  return get_int(fd, SOL_SOCKET, opt);
+}
+
+static int join_group(urtp_sock_t *s, const struct sockaddr_storage *grp, int ifindex)
+{
+  if (grp->ss_family == AF_INET) {
+    struct ip_mreqn m;
+    memset(&m, 0, sizeof(m));
+    m.imr_multiaddr = ((const struct sockaddr_in *)grp)->sin_addr;
+    m.imr_ifindex = ifindex;
+    if (setsockopt(s->fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof(m)) < 0)
+      return -errno;
+    /* Only the joined group, not every group some other socket joined. */
+    set_int(s->fd, IPPROTO_IP, IP_MULTICAST_ALL, 0);
+    return 0;
+  }
+  const struct in6_addr *a6 = &((const struct sockaddr_in6 *)grp)->sin6_addr;
+  if (IN6_IS_ADDR_V4MAPPED(a6)) {
+    struct ip_mreqn m;
+    memset(&m, 0, sizeof(m));
+    memcpy(&m.imr_multiaddr, &a6->s6_addr[12], 4);
+    m.imr_ifindex = ifindex;
+    return setsockopt(s->fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof(m)) < 0 ? -errno : 0;
+  }
+  struct ipv6_mreq m6;
+  memset(&m6, 0, sizeof(m6));
+  m6.ipv6mr_multiaddr = *a6;
+  m6.ipv6mr_interface = (unsigned)ifindex;
+  return setsockopt(s->fd, IPPROTO_IPV6, IPV6_JOIN_GROUP, &m6, sizeof(m6)) < 0 ? -errno : 0;
+}
+
+static int setup_mcast_tx(urtp_sock_t *s, const urtp_sock_config_t *cfg, int ifindex)
+{
+  int r;
+  if (s->family == AF_INET || addr_is_v4(&s->remote)) {
+    if (cfg->ttl_mc > 0 && (r = set_int(s->fd, IPPROTO_IP, IP_MULTICAST_TTL, cfg->ttl_mc)) < 0)
+      return r;
+    if ((r = set_int(s->fd, IPPROTO_IP, IP_MULTICAST_LOOP, cfg->multicast_loop)) < 0)
+      return r;
+    if (ifindex) {
+      struct ip_mreqn m;
+      memset(&m, 0, sizeof(m));
+      m.imr_ifindex = ifindex;
+      if (setsockopt(s->fd, IPPROTO_IP, IP_MULTICAST_IF, &m, sizeof(m)) < 0)
+        return -errno;
+    }
+    return 0;
+  }
+  if (cfg->ttl_mc > 0 &&
+      (r = set_int(s->fd, IPPROTO_IPV6, IPV6_MULTICAST_HOPS, cfg->ttl_mc)) < 0)
+    return r;
+  if ((r = set_int(s->fd, IPPROTO_IPV6, IPV6_MULTICAST_LOOP, cfg->multicast_loop)) < 0)
+    return r;
+  if (ifindex && (r = set_int(s->fd, IPPROTO_IPV6, IPV6_MULTICAST_IF, ifindex)) < 0)
+    return r;
+  return 0;
+}
+
+/* --- open / close ------------------------------------------------------- */
+
+static int sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
+{
+  if (cfg->dscp > 63 || cfg->dscp < -1 || cfg->tx_mode == URTP_IO_GRO ||
+      cfg->rx_mode == URTP_IO_GSO || cfg->tx_mode > URTP_IO_PLAIN ||
+      cfg->rx_mode > URTP_IO_PLAIN)
+    return -EINVAL;
+
+  /* Addresses: pick a remote and a bind address of the same family. */
+  struct addrinfo *rres = NULL, *bres = NULL;
+  const struct addrinfo *rai = NULL, *bai = NULL;
+  int r = 0;
+  if (cfg->remote_addr && (r = resolve(cfg->remote_addr, &rres)) < 0)
+    return r;
+  if (cfg->bind_addr && (r = resolve(cfg->bind_addr, &bres)) < 0)
+    goto out;
+  if (rres && bres) {
+    for (const struct addrinfo *b = bres; b && !rai; b = b->ai_next)
+      for (const struct addrinfo *a = rres; a; a = a->ai_next)
+        if (a->ai_family == b->ai_family) {
+          rai = a;
+          bai = b;
+          break;
+        }
+    if (!rai) {
+      r = -EINVAL; /* e.g. an IPv4 bind address with an IPv6 remote */
+      goto out;
+    }
+  } else {
+    rai = rres;
+    bai = bres;
+  }
+
+  struct sockaddr_storage local;
+  socklen_t local_len;
+  if (bai) {
+    s->family = bai->ai_family;
+    copy_ai(&local, &local_len, bai);
+  } else {
+    s->family = rai ? rai->ai_family : AF_INET;
+    memset(&local, 0, sizeof(local));
+    local.ss_family = (sa_family_t)s->family;
+    local_len = s->family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+  }
+  set_port(&local, cfg->bind_port);
+  if (rai) {
+    copy_ai(&s->remote, &s->remote_len, rai);
+    set_port(&s->remote, cfg->remote_port);
+  }
+  if (s->family != AF_INET && s->family != AF_INET6) {
+    r = -EAFNOSUPPORT;
+    goto out;
+  }
+
+  int ifindex = 0;
+  if (cfg->multicast_iface && cfg->multicast_iface[0] &&
+      !(ifindex = (int)if_nametoindex(cfg->multicast_iface))) {
+    r = -ENODEV;
+    goto out;
+  }
+
+  s->fd = socket(s->family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+  if (s->fd < 0) {
+    r = -errno;
+    goto out;
+  }
+  s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (s->wake_fd < 0) {
+    r = -errno;
+    goto out;
+  }
+
+  if (cfg->reuse) {
+    if ((r = set_int(s->fd, SOL_SOCKET, SO_REUSEADDR, 1)) < 0 ||
+        (r = set_int(s->fd, SOL_SOCKET, SO_REUSEPORT, 1)) < 0)
+      goto out;
+  }
+  s->sndbuf = set_buf(s->fd, SO_SNDBUFFORCE, SO_SNDBUF, cfg->sndbuf);
+  s->rcvbuf = set_buf(s->fd, SO_RCVBUFFORCE, SO_RCVBUF, cfg->rcvbuf);
+
+  /* DSCP and TTL: an IPv6 socket may also carry IPv4 (mapped) traffic, so
+   * it gets the IPv4 options too, where the kernel takes them. */
+  bool v6 = s->family == AF_INET6;
+  if (cfg->dscp >= 0) {
+    if (v6 && (r = set_int(s->fd, IPPROTO_IPV6, IPV6_TCLASS, cfg->dscp << 2)) < 0)
+      goto out;
+    if ((r = set_int(s->fd, IPPROTO_IP, IP_TOS, cfg->dscp << 2)) < 0 && !v6)
+      goto out;
+  }
+  if (cfg->ttl > 0) {
+    if (v6 && (r = set_int(s->fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, cfg->ttl)) < 0)
+      goto out;
+    if ((r = set_int(s->fd, IPPROTO_IP, IP_TTL, cfg->ttl)) < 0 && !v6)
+      goto out;
+  }
+  r = 0;
+
+  /* Bind; a multicast bind address is joined, and bound to itself so the
+   * socket sees only that group (or to the wildcard where that fails). */
+  bool bind_mc = addr_is_mcast(&local);
+  if (bind(s->fd, (struct sockaddr *)&local, local_len) < 0) {
+    r = -errno;
+    if (!bind_mc)
+      goto out;
+    struct sockaddr_storage any;
+    memset(&any, 0, sizeof(any));
+    any.ss_family = (sa_family_t)s->family;
+    set_port(&any, cfg->bind_port);
+    if (bind(s->fd, (struct sockaddr *)&any, local_len) < 0) {
+      r = -errno;
+      goto out;
+    }
+    r = 0;
+  }
+  if (bind_mc && (r = join_group(s, &local, ifindex)) < 0)
+    goto out;
+
+  if (s->remote_len) {
+    if (addr_is_mcast(&s->remote)) {
+      /* Not connected: a socket connected to a group would drop all input
+       * (no packet comes from the group address). Sends name the group. */
+      if ((r = setup_mcast_tx(s, cfg, ifindex)) < 0)
+        goto out;
+    } else if (connect(s->fd, (struct sockaddr *)&s->remote, s->remote_len) < 0) {
+      r = -errno;
+      goto out;
+    }
+  }
+
+  /* I/O modes: probe the socket options; GSO is probed with gso_size 0,
+   * which changes nothing (each GSO send passes its size in a cmsg). */
+  s->gso_max_segs = GSO_MAX_SEGS;
+  s->tx_mode = cfg->tx_mode;
+  if (s->tx_mode == URTP_IO_AUTO || s->tx_mode == URTP_IO_GSO)
+    s->tx_mode = set_int(s->fd, SOL_UDP, UDP_SEGMENT, 0) == 0 ? URTP_IO_GSO : URTP_IO_MMSG;
+  s->rx_mode = cfg->rx_mode;
+  if (s->rx_mode == URTP_IO_AUTO || s->rx_mode == URTP_IO_GRO)
+    s->rx_mode = set_int(s->fd, SOL_UDP, UDP_GRO, 1) == 0 ? URTP_IO_GRO : URTP_IO_MMSG;
+
+out:
+  if (rres)
+    freeaddrinfo(rres);
+  if (bres)
+    freeaddrinfo(bres);
+  return r;
+}
+
+int urtp_sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
+{
+  memset(s, 0, sizeof(*s));
+  s->fd = -1;
+  s->wake_fd = -1;
+  int r = sock_open(s, cfg);
+  if (r < 0)
+    urtp_sock_close(s);
+  return r;
+}
+
+void urtp_sock_close(urtp_sock_t *s)
+{
+  if (s->fd >= 0)
+    close(s->fd);
+  if (s->wake_fd >= 0)
+    close(s->wake_fd);
+  free(s->msgs);
+  free(s->cmsgs);
+  s->fd = -1;
+  s->wake_fd = -1;
+  s->msgs = NULL;
+  s->cmsgs = NULL;
+  s->msgs_cap = 0;
+}
+
+int urtp_sock_local_port(const urtp_sock_t *s)
+{
+  struct sockaddr_storage a;
+  socklen_t l = sizeof(a);
+  if (getsockname(s->fd, (struct sockaddr *)&a, &l) < 0)
+    return -errno;
+  if (a.ss_family == AF_INET)
+    return ntohs(((struct sockaddr_in *)&a)->sin_port);
+  return ntohs(((struct sockaddr_in6 *)&a)->sin6_port);
+}
+
+/* --- send --------------------------------------------------------------- */
+
+/* s->cmsgs holds msgs_cap cmsg slots, then msgs_cap uint32 packet indices:
+ * the first packet of each message, to know how far a partial send got. */
+static uint32_t *tx_first(const urtp_sock_t *s)
+{
+  return (uint32_t *)(void *)(s->cmsgs + s->msgs_cap * TX_CMSG_SLOT);
+}
+
+static int tx_reserve(urtp_sock_t *s, size_t n)
+{
+  if (n <= s->msgs_cap)
+    return 0;
+  struct mmsghdr *m = malloc(n * sizeof(*m));
+  uint8_t *c = malloc(n * (TX_CMSG_SLOT + sizeof(uint32_t)));
+  if (!m || !c) {
+    free(m);
+    free(c);
+    return -ENOMEM;
+  }
+  free(s->msgs);
+  free(s->cmsgs);
+  s->msgs = m;
+  s->cmsgs = c;
+  s->msgs_cap = n;
+  return 0;
+}
+
+/* Fills up to s->msgs_cap messages from packet *next on; returns how many.
+ * In GSO mode a message covers a run of packets of equal length (the last
+ * may be shorter and ends the run) whose iovecs lie back to back in the
+ * batch, so the message points straight into b->iov without copying. */
+static size_t tx_build(urtp_sock_t *s, const urtp_batch_t *b, size_t *next)
+{
+  const bool gso = s->tx_mode == URTP_IO_GSO;
+  const bool named = s->remote_len && addr_is_mcast(&s->remote);
+  const size_t max_bytes = addr_is_v4(&s->remote) ? GSO_MAX_BYTES_V4 : GSO_MAX_BYTES_V6;
+  uint32_t *first = tx_first(s);
+  size_t i = *next, nm = 0;
+
+  while (i < b->npkts && nm < s->msgs_cap) {
+    const urtp_pkt_t *p = &b->pkts[i];
+    struct msghdr *h = &s->msgs[nm].msg_hdr;
+    h->msg_name = named ? &s->remote : NULL;
+    h->msg_namelen = named ? s->remote_len : 0;
+    h->msg_iov = (struct iovec *)&b->iov[p->iov_first];
+    h->msg_iovlen = p->iov_count;
+    h->msg_control = NULL;
+    h->msg_controllen = 0;
+    h->msg_flags = 0;
+    first[nm] = (uint32_t)i;
+
+    size_t n = 1;
+    if (gso && p->len > 0) {
+      const size_t seg = p->len;
+      size_t bytes = seg, niov = p->iov_count;
+      const urtp_pkt_t *prev = p;
+      while (i + n < b->npkts && n < s->gso_max_segs) {
+        const urtp_pkt_t *q = &b->pkts[i + n];
+        if (q->len == 0 || q->len > seg || bytes + q->len > max_bytes ||
+            q->iov_first != prev->iov_first + prev->iov_count ||
+            niov + q->iov_count > UIO_MAXIOV)
+          break;
+        bytes += q->len;
+        niov += q->iov_count;
+        prev = q;
+        n++;
+        if (q->len < seg)
+          break;
+      }
+      if (n > 1) {
+        h->msg_iovlen = niov;
+        h->msg_control = s->cmsgs + nm * TX_CMSG_SLOT;
+        h->msg_controllen = TX_CMSG_SLOT;
+        struct cmsghdr *c = CMSG_FIRSTHDR(h);
+        c->cmsg_level = SOL_UDP;
+        c->cmsg_type = UDP_SEGMENT;
+        c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+        uint16_t gs = (uint16_t)seg;
+        memcpy(CMSG_DATA(c), &gs, sizeof(gs));
+      }
+    }
+    i += n;
+    nm++;
+  }
+  *next = i;
+  return nm;
+}
+
+/* Waits until the socket takes data again. */
+static void tx_wait(urtp_sock_t *s, int err)
+{
+  if (err == ENOBUFS) {
+    /* The device queue is full; POLLOUT would not tell when it drains. */
+    struct timespec ts = { 0, 1000000 };
+    nanosleep(&ts, NULL);
+    return;
+  }
+  struct pollfd pfd = { .fd = s->fd, .events = POLLOUT };
+  poll(&pfd, 1, 100);
+}
+
+int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
+{
+  if (!s->remote_len)
+    return -EDESTADDRREQ;
+  if (b->npkts == 0)
+    return 0;
+  int r = tx_reserve(s, b->npkts < TX_CHUNK ? b->npkts : TX_CHUNK);
+  if (r < 0)
+    return r;
+
+  size_t next = 0;
+  while (next < b->npkts) {
+    size_t nm = tx_build(s, b, &next);
+    size_t k = 0;
+    while (k < nm) {
+      int n;
+      if (s->tx_mode == URTP_IO_PLAIN)
+        n = sendmsg(s->fd, &s->msgs[k].msg_hdr, 0) < 0 ? -1 : 1;
+      else
+        n = sendmmsg(s->fd, s->msgs + k, (unsigned)(nm - k), 0);
+      s->tx_syscalls++;
+      if (n > 0) {
+        k += (size_t)n;
+        continue;
+      }
+      int e = errno;
+      if (e == EINTR)
+        continue;
+      if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS) {
+        tx_wait(s, e);
+        continue;
+      }
+      if (e == ECONNREFUSED) {
+        /* The report of an ICMP error for an earlier datagram; it took the
+         * place of this send, which is tried again. */
+        s->tx_errors++;
+        continue;
+      }
+      uint32_t p0 = tx_first(s)[k];
+      if (s->tx_mode == URTP_IO_GSO && s->msgs[k].msg_hdr.msg_controllen &&
+          (e == EIO || e == EINVAL || e == ENOPROTOOPT || e == EOPNOTSUPP || e == EMSGSIZE)) {
+        /* No GSO on this path (EIO: the device cannot checksum; EMSGSIZE:
+         * segments above the MTU, which MMSG sends as IP fragments): MMSG
+         * for good, from the first packet not sent. */
+        s->tx_mode = URTP_IO_MMSG;
+        next = p0;
+        break;
+      }
+      s->tx_errors += (k < nm - 1 ? tx_first(s)[k + 1] : next) - p0;
+      return p0 > 0 ? (int)p0 : -e;
+    }
+  }
+  return (int)b->npkts;
+}
+
+/* --- receive ------------------------------------------------------------ */
+
+int urtp_rx_init(urtp_rx_t *rx, size_t batch, size_t slot_size)
+{
+  memset(rx, 0, sizeof(*rx));
+  if (batch == 0 || slot_size == 0)
+    return -EINVAL;
+  if (batch > TX_CHUNK)
+    batch = TX_CHUNK; /* recvmmsg caps vlen at UIO_MAXIOV too */
+  rx->batch = batch;
+  rx->slot_size = slot_size;
+  rx->dgrams_cap = batch * RX_SEGS_PER_SLOT;
+  rx->mem = malloc(batch * slot_size);
+  rx->msgs = calloc(batch, sizeof(*rx->msgs));
+  rx->iov = calloc(batch, sizeof(*rx->iov));
+  rx->from = calloc(batch, sizeof(*rx->from));
+  rx->cmsgs = calloc(batch, RX_CMSG_SLOT);
+  rx->dgrams = calloc(rx->dgrams_cap, sizeof(*rx->dgrams));
+  if (!rx->mem || !rx->msgs || !rx->iov || !rx->from || !rx->cmsgs || !rx->dgrams) {
+    urtp_rx_destroy(rx);
+    return -ENOMEM;
+  }
+  for (size_t i = 0; i < batch; i++) {
+    rx->iov[i].iov_base = rx->mem + i * slot_size;
+    rx->iov[i].iov_len = slot_size;
+    struct msghdr *h = &rx->msgs[i].msg_hdr;
+    h->msg_iov = &rx->iov[i];
+    h->msg_iovlen = 1;
+  }
+  return 0;
+}
+
+void urtp_rx_destroy(urtp_rx_t *rx)
+{
+  free(rx->mem);
+  free(rx->msgs);
+  free(rx->iov);
+  free(rx->from);
+  free(rx->cmsgs);
+  free(rx->dgrams);
+  memset(rx, 0, sizeof(*rx));
+}
+
+static void rx_arm(urtp_rx_t *rx, size_t i)
+{
+  struct msghdr *h = &rx->msgs[i].msg_hdr;
+  h->msg_name = &rx->from[i];
+  h->msg_namelen = sizeof(rx->from[i]);
+  h->msg_control = rx->cmsgs + i * RX_CMSG_SLOT;
+  h->msg_controllen = RX_CMSG_SLOT;
+  h->msg_flags = 0;
+  rx->iov[i].iov_len = rx->slot_size;
+}
+
+static size_t rx_gso_size(struct msghdr *h)
+{
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c))
+    if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+      int g;
+      memcpy(&g, CMSG_DATA(c), sizeof(g));
+      return g > 0 ? (size_t)g : 0;
+    }
+  return 0;
+}
+
+/* Turns filled messages into datagrams, from the pending position on,
+ * until the messages or rx->dgrams run out. */
+static void rx_split(urtp_rx_t *rx)
+{
+  urtp_rx_pending_t *pd = &rx->pend;
+  rx->ndgrams = 0;
+  while (pd->msg < pd->nmsgs) {
+    struct mmsghdr *m = &rx->msgs[pd->msg];
+    uint8_t *base = rx->iov[pd->msg].iov_base;
+    /* msg_len is the datagram's full length (we pass MSG_TRUNC). */
+    size_t len = m->msg_len;
+    size_t seg = rx_gso_size(&m->msg_hdr);
+    if (seg == 0 || seg >= len) {
+      if (len > rx->slot_size) {
+        rx->truncated++;
+      } else {
+        if (rx->ndgrams == rx->dgrams_cap)
+          break;
+        rx->dgrams[rx->ndgrams++] = (urtp_dgram_t){ base, len, &rx->from[pd->msg] };
+      }
+    } else {
+      /* Back-to-back segments of seg bytes, the last may be shorter; those
+       * cut off by a short slot are lost. */
+      size_t avail = len <= rx->slot_size ? len : rx->slot_size / seg * seg;
+      while (pd->off < avail && rx->ndgrams < rx->dgrams_cap) {
+        size_t l = avail - pd->off < seg ? avail - pd->off : seg;
+        rx->dgrams[rx->ndgrams++] = (urtp_dgram_t){ base + pd->off, l, &rx->from[pd->msg] };
+        pd->off += l;
+      }
+      if (pd->off < avail)
+        break;
+      if (len > avail)
+        rx->truncated += (len - avail + seg - 1) / seg;
+    }
+    pd->msg++;
+    pd->off = 0;
+  }
+  pd->active = pd->msg < pd->nmsgs;
+}
+
+/* One receive system call per mode; returns messages filled or -errno. */
+static int rx_fill(urtp_sock_t *s, urtp_rx_t *rx)
+{
+  if (s->rx_mode == URTP_IO_PLAIN) {
+    size_t n = 0;
+    while (n < rx->batch) {
+      rx_arm(rx, n);
+      ssize_t l = recvmsg(s->fd, &rx->msgs[n].msg_hdr, MSG_DONTWAIT | MSG_TRUNC);
+      s->rx_syscalls++;
+      if (l < 0) {
+        if (n > 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+          break;
+        if (n > 0 && errno == EINTR)
+          continue;
+        return n > 0 ? (int)n : -errno;
+      }
+      rx->msgs[n].msg_len = (unsigned)l;
+      n++;
+    }
+    return (int)n;
+  }
+  for (size_t i = 0; i < rx->batch; i++)
+    rx_arm(rx, i);
+  int n = recvmmsg(s->fd, rx->msgs, (unsigned)rx->batch, MSG_DONTWAIT | MSG_TRUNC, NULL);
+  s->rx_syscalls++;
+  return n < 0 ? -errno : n;
+}
+
+static int64_t now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int urtp_sock_recv(urtp_sock_t *s, urtp_rx_t *rx, int timeout_ms)
+{
+  urtp_rx_pending_t *pd = &rx->pend;
+  if (pd->active) {
+    rx_split(rx);
+    if (rx->ndgrams)
+      return (int)rx->ndgrams;
+  }
+  rx->ndgrams = 0;
+
+  const int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+  for (;;) {
+    int wait = timeout_ms;
+    if (timeout_ms > 0) {
+      int64_t left = deadline - now_ms();
+      wait = left > 0 ? (int)left : 0;
+    }
+    /* poll, then receive without blocking: recvmmsg's own timeout is only
+     * checked between datagrams, and the eventfd must be able to wake us. */
+    struct pollfd pfd[2] = {
+      { .fd = s->fd, .events = POLLIN },
+      { .fd = s->wake_fd, .events = POLLIN },
+    };
+    int pr = poll(pfd, 2, wait);
+    if (pr < 0) {
+      if (errno == EINTR)
+        continue; /* a signal, not a wake-up: the eventfd says which */
+      return -errno;
+    }
+    if (pfd[1].revents & POLLIN)
+      return -EINTR;
+    if (pr == 0)
+      return 0;
+
+    int n = rx_fill(s, rx);
+    if (n < 0) {
+      /* EAGAIN: poll was wrong (a bad checksum); ECONNREFUSED: an ICMP
+       * error for our own earlier send, consumed now. */
+      if (n == -EAGAIN || n == -EWOULDBLOCK || n == -EINTR || n == -ECONNREFUSED) {
+        if (timeout_ms == 0)
+          return 0;
+        continue;
+      }
+      return n;
+    }
+    pd->nmsgs = (size_t)n;
+    pd->msg = 0;
+    pd->off = 0;
+    rx_split(rx);
+    if (rx->ndgrams)
+      return (int)rx->ndgrams;
+    /* Everything was truncated: wait for more. */
+    if (timeout_ms == 0)
+      return 0;
+  }
+}
+
+void urtp_sock_wake(urtp_sock_t *s)
+{
+  uint64_t one = 1;
+  ssize_t r = write(s->wake_fd, &one, sizeof(one));
+  (void)r; /* EAGAIN only when the counter is saturated: still awake */
+}
+
+void urtp_sock_unwake(urtp_sock_t *s)
+{
+  uint64_t v;
+  ssize_t r = read(s->wake_fd, &v, sizeof(v));
+  (void)r; /* EAGAIN: nothing pending */
+}
+
+const char *urtp_io_mode_name(urtp_io_mode_t m)
+{
+  switch (m) {
+  case URTP_IO_AUTO: return "auto";
+  case URTP_IO_GSO: return "gso";
+  case URTP_IO_GRO: return "gro";
+  case URTP_IO_MMSG: return "mmsg";
+  case URTP_IO_PLAIN: return "plain";
+  }
+  return "unknown";
+}

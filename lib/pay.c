@@ -22,31 +22,6 @@
  */
 #define AP_MAX_UNITS 511
 
-/*
- * How an aggregation packet's payload header is derived from the headers of
- * the units it carries, as a view of the NAL unit header as a 16-bit
- * big-endian word (H.264's single byte is the high byte):
- *  - or_mask: bits ORed over all units (F, RFC 6184 5.7.1, RFC 7798 4.4.2,
- *    RFC 9328 4.3.2);
- *  - max_mask: field taking the largest value (H.264 NRI, RFC 6184 5.7.1);
- *  - min_mask: fields taking the lowest value (LayerId and TID, RFC 7798
- *    4.4.2, RFC 9328 4.3.2).
- * fu_p: the P bit of the FU header (H.266 only, RFC 9328 4.3.3).
- * codec.h has no room for these, hence this side table.
- */
-typedef struct ap_rules {
-  uint16_t or_mask;
-  uint16_t max_mask;
-  uint16_t min_mask[2];
-  uint8_t fu_p;
-} ap_rules_t;
-
-static const ap_rules_t rules[] = {
-  [URTP_CODEC_H264] = { 0x8000, 0x6000, { 0, 0 }, 0 },
-  [URTP_CODEC_H265] = { 0x8000, 0, { 0x01f8, 0x0007 }, 0 },
-  [URTP_CODEC_H266] = { 0x8000, 0, { 0x3f00, 0x0007 }, 0x20 },
-};
-
 int urtp_pay_init(urtp_pay_t *p, const urtp_pay_config_t *cfg)
 {
   memset(p, 0, sizeof(*p));
@@ -124,7 +99,7 @@ static int emit_fu(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nal, uint
     if (hl == 2)
       h[RTP_HDR + 1] = ind[1];
     h[RTP_HDR + hl] = (uint8_t)((first ? FU_S : 0) | (last ? FU_E : 0) |
-                                (last && pbit ? rules[d->codec].fu_p : 0) | fu_type);
+                                (last && pbit ? d->fu_p_bit : 0) | fu_type);
     struct iovec *v = out->iov + out->niov;
     v[0].iov_base = h;
     v[0].iov_len = hdr;
@@ -155,7 +130,6 @@ static int emit_ap(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nals, siz
                    size_t size, uint32_t ts, bool marker)
 {
   const urtp_h26x_desc_t *d = p->desc;
-  const ap_rules_t *r = &rules[d->codec];
   const size_t hl = d->hdr_len;
   uint8_t *h = urtp_batch_arena_take(out, RTP_HDR + hl + 2 * k);
   if (!h)
@@ -175,11 +149,11 @@ static int emit_ap(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nals, siz
       w = x;
       any = true;
     } else {
-      w |= x & r->or_mask;
-      if ((x & r->max_mask) > (w & r->max_mask))
-        w = (uint16_t)((w & ~r->max_mask) | (x & r->max_mask));
-      w = merge_min(w, x, r->min_mask[0]);
-      w = merge_min(w, x, r->min_mask[1]);
+      w |= x & d->ap_or_mask;
+      if ((x & d->ap_max_mask) > (w & d->ap_max_mask))
+        w = (uint16_t)((w & ~d->ap_max_mask) | (x & d->ap_max_mask));
+      w = merge_min(w, x, d->ap_min_mask[0]);
+      w = merge_min(w, x, d->ap_min_mask[1]);
     }
     sz[0] = (uint8_t)(nal->len >> 8);
     sz[1] = (uint8_t)nal->len;

@@ -42,6 +42,12 @@ typedef struct urtp_h26x_desc {
   uint8_t fu_type;          /* fragmentation unit: 28, 49, 29 */
   uint8_t fu_type_mask;     /* bits of the FU header carrying the type */
   int paci_type;            /* 50 for H.265, -1 otherwise */
+  uint8_t fu_p_bit;         /* H.266 FU header P bit (0x20); 0 if none */
+  /* How an aggregation packet's header derives from its units' headers,
+   * viewing a header as a 16-bit big-endian word (H.264's byte high): */
+  uint16_t ap_or_mask;      /* ORed over all units (F) */
+  uint16_t ap_max_mask;     /* largest value (H.264 NRI) */
+  uint16_t ap_min_mask[2];  /* each the lowest value (LayerId, TID) */
 } urtp_h26x_desc_t;
 
 /* The description of codec, or NULL for Opus. */

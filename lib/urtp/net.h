@@ -3,8 +3,9 @@
  * net.h - batched UDP I/O for RTP: sendmmsg / UDP GSO out, recvmmsg / UDP GRO in.
  *
  * Promises:
- *  - IPv4 and IPv6, unicast and multicast (joined on open when the bind or
- *    remote address is a group).
+ *  - IPv4 and IPv6, unicast and multicast: a bind address that is a group
+ *    is joined; a remote that is a group gets the multicast TTL, loop and
+ *    interface settings. Unicast sockets are connected to the remote.
  *  - Socket buffer sizes are set, forced past net.core.[rw]mem_max where the
  *    process may (SO_[RS]NDBUFFORCE), and the size the kernel granted is
  *    reported back.
@@ -13,8 +14,8 @@
  *    groups of a batch with one sendmmsg when it can; URTP_IO_MMSG sends
  *    one datagram per message with sendmmsg; URTP_IO_PLAIN one sendmsg per
  *    packet. If the kernel refuses GSO (not supported, or EIO from a device
- *    that cannot checksum), the socket falls back to MMSG for good and says
- *    so in urtp_sock_t.gso.
+ *    that cannot checksum, or EMSGSIZE), the socket falls back to MMSG for
+ *    good, resends what was not sent, and says so in urtp_sock_t.tx_mode.
  *  - Receiving: URTP_IO_GRO enables UDP_GRO and splits each coalesced
  *    buffer by the segment size the kernel reports; URTP_IO_MMSG receives
  *    a batch with one recvmmsg; URTP_IO_PLAIN one recvmsg per datagram.
@@ -67,7 +68,7 @@ typedef struct urtp_sock {
   urtp_io_mode_t tx_mode;     /* resolved: GSO, MMSG or PLAIN */
   urtp_io_mode_t rx_mode;     /* resolved: GRO, MMSG or PLAIN */
   unsigned gso_max_segs;      /* segments per GSO send */
-  uint64_t tx_syscalls, rx_syscalls;
+  uint64_t tx_syscalls, rx_syscalls; /* send/receive calls (not polls) */
   uint64_t tx_errors;         /* packets the kernel refused */
   /* send scratch, grown to the largest batch */
   struct mmsghdr *msgs;
@@ -96,6 +97,8 @@ typedef struct urtp_dgram {
   struct sockaddr_storage *from;
 } urtp_dgram_t;
 
+typedef struct urtp_rx_pending urtp_rx_pending_t;
+
 typedef struct urtp_rx {
   size_t batch;               /* messages per recvmmsg */
   size_t slot_size;           /* bytes per message buffer */
@@ -106,11 +109,20 @@ typedef struct urtp_rx {
   uint8_t *cmsgs;
   urtp_dgram_t *dgrams;       /* results of the last receive */
   size_t ndgrams, dgrams_cap;
+  /* GRO segments that did not fit in dgrams, handed out by the next call
+   * before it receives more */
+  struct urtp_rx_pending {
+    size_t nmsgs;             /* messages the last receive filled */
+    size_t msg;               /* first message not fully handed out */
+    size_t off;               /* bytes of it already handed out */
+    bool active;
+  } pend;
   uint64_t truncated;         /* datagrams larger than a slot, dropped */
 } urtp_rx_t;
 
-/* batch: messages per system call (e.g. 64). slot_size: 65536 for GRO,
- * else the largest datagram expected. Returns 0 or -ENOMEM. */
+/* batch: messages per system call (e.g. 64, at most 1024). slot_size:
+ * 65536 for GRO, else the largest datagram expected. Returns 0, -EINVAL for
+ * a zero size, or -ENOMEM. */
 int urtp_rx_init(urtp_rx_t *rx, size_t batch, size_t slot_size);
 void urtp_rx_destroy(urtp_rx_t *rx);
 
