@@ -17,9 +17,9 @@
  *    number is accounted for exactly once: delivered, or counted in `lost`.
  *  - A packet whose sequence number was already delivered or is already
  *    stashed is counted as a duplicate and dropped; one that arrives after
- *    its gap was given up on is counted as late and dropped. Packets more
- *    than 32767 positions behind are late too; after `window` such packets
- *    in a row (a sender restart) the window resynchronises on the new
+ *    its gap was given up on is counted as late and dropped. After
+ *    max(window, 8) packets in a row that are more than `window` positions
+ *    behind (a sender restart), the window resynchronises on the new
  *    numbering, counting a `resync`.
  *  - window 0 means no reordering: every packet is delivered at once, and
  *    each gap ahead counts as lost immediately.
@@ -57,6 +57,9 @@ typedef struct urtp_reorder {
   uint64_t next;          /* extended seq expected next */
   bool started;
   size_t late_run;        /* consecutive late packets, for resync */
+  uint64_t pending_lost;  /* given up, not yet reported as lost_before */
+  uint64_t *hist;         /* delivered (1) or given up (0), per position */
+  size_t hist_bits;       /* positions the bitmap covers, a multiple of 64 */
   urtp_reorder_stats_t stats;
 } urtp_reorder_t;
 
