@@ -436,6 +436,8 @@ static void h26x_packet(urtp_depay_t *d, const urtp_rtp_pkt_t *p)
   }
   if (r == PKT_BAD)
     malformed(d);
+  if (r == PKT_SKIPPED)
+    d->stats.skipped++;
   if (r != PKT_OK)
     return;
   d->stats.packets++;
@@ -513,8 +515,12 @@ static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t seq,
     start_au(d, p->hdr.ts, seq);
     /* Fragments without a start are expected only after a loss. */
     d->skip = gap ? SKIP_UNCOUNTED : SKIP_NONE;
-    if (gap)
+    if (gap) {
       d->discont = true;
+      /* Sequence numbers cannot tell a whole lost AU from the lost head of
+       * this one, so this AU cannot be trusted to be complete. */
+      mark_damaged(d);
+    }
   }
   d->last_seq = seq;
   h26x_packet(d, p);

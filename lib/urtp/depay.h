@@ -17,7 +17,9 @@
  *  - Never emits a corrupt NAL unit: a NAL unit whose fragments did not all
  *    arrive is dropped. With URTP_LOSS_DROP_AU the whole access unit is
  *    dropped instead; with URTP_LOSS_DROP_NAL it is delivered without the
- *    damaged NAL units and flagged URTP_AU_DAMAGED.
+ *    damaged NAL units and flagged URTP_AU_DAMAGED. An access unit that
+ *    follows lost packets counts as damaged too: the lost packets may have
+ *    been its first ones.
  *  - Memory is bounded: the reorder window is fixed at creation; an access
  *    unit growing beyond max_au_size is dropped (counted as oversize); at
  *    most URTP_DEPAY_QUEUE finished access units wait for urtp_depay_pop()
@@ -72,8 +74,11 @@ typedef struct urtp_au {
 } urtp_au_t;
 
 typedef struct urtp_depay_stats {
-  uint64_t packets;         /* accepted RTP packets */
+  /* Every packet the reorder window delivers in order is counted once in
+   * packets, malformed, unsupported or skipped. */
+  uint64_t packets;         /* RTP packets whose payload was used */
   uint64_t bytes;           /* their payload bytes */
+  uint64_t skipped;         /* fragments of a NAL unit already given up on */
   uint64_t aus;             /* access units delivered */
   uint64_t nals;            /* NAL units delivered */
   uint64_t malformed;       /* not RTP, or payload that breaks the format */

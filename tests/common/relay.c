@@ -59,14 +59,26 @@ static void *run(void *arg)
   struct pollfd pfd[2] = {{r->in_fd, POLLIN, 0}, {r->stop_fd, POLLIN, 0}};
 
   for (;;) {
-    if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+    int n_ready = poll(pfd, 2, r->nheld ? RELAY_IDLE_MS : -1);
+    if (n_ready < 0 && errno != EINTR)
       break;
     if (pfd[1].revents)
       break;
+    if (n_ready == 0) {
+      /* Nothing more is coming for now: what is held would otherwise wait
+       * for traffic that may never follow (the end of a stream). */
+      release(r, true);
+      continue;
+    }
     ssize_t n = recv(r->in_fd, buf, sizeof buf, MSG_DONTWAIT);
     if (n < 0)
       continue;
     r->stats.received++;
+    if (r->ntrace < RELAY_MAX_TRACE && n >= 12)
+      r->trace[r->ntrace++] = (relay_trace_t){(uint16_t)(buf[2] << 8 | buf[3]),
+                                              (uint32_t)buf[4] << 24 | (uint32_t)buf[5] << 16 |
+                                                  (uint32_t)buf[6] << 8 | buf[7],
+                                              false};
     if (r->stats.received <= r->cfg.skip_first) {
       forward(r, buf, (size_t)n);
       continue;
@@ -78,6 +90,8 @@ static void *run(void *arg)
       r->stats.dropped++;
       if (n >= 4 && r->ndropped_seqs < RELAY_MAX_DROPS)
         r->dropped_seqs[r->ndropped_seqs++] = (uint16_t)(buf[2] << 8 | buf[3]);
+      if (r->ntrace && n >= 12 && r->ntrace <= RELAY_MAX_TRACE)
+        r->trace[r->ntrace - 1].dropped = true;
     } else if (o < r->cfg.reorder) {
       r->stats.reordered++;
       hold(r, buf, (size_t)n, r->stats.received + r->cfg.reorder_depth);
@@ -105,7 +119,8 @@ int relay_start(relay_t *r, const relay_config_t *cfg)
   r->in_fd = r->out_fd = r->stop_fd = -1;
   r->held = calloc(RELAY_MAX_HELD, sizeof(*r->held));
   r->dropped_seqs = calloc(RELAY_MAX_DROPS, sizeof(*r->dropped_seqs));
-  if (!r->held || !r->dropped_seqs)
+  r->trace = calloc(RELAY_MAX_TRACE, sizeof(*r->trace));
+  if (!r->held || !r->dropped_seqs || !r->trace)
     goto fail;
 
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -139,8 +154,10 @@ fail:;
     close(r->stop_fd);
   free(r->held);
   free(r->dropped_seqs);
+  free(r->trace);
   r->held = NULL;
   r->dropped_seqs = NULL;
+  r->trace = NULL;
   return err;
 }
 
@@ -157,4 +174,10 @@ void relay_stop(relay_t *r)
   free(r->dropped_seqs);
   r->held = NULL;
   r->dropped_seqs = NULL;
+}
+
+void relay_free(relay_t *r)
+{
+  free(r->trace);
+  r->trace = NULL;
 }

@@ -10,8 +10,10 @@
  *  - drop: the datagram is not forwarded.
  *  - dup: it is forwarded twice, the copy after `dup_delay` more datagrams.
  *  - reorder: it is held back and forwarded after `reorder_depth` more.
- * Held datagrams are forwarded when the relay stops. The relay remembers the
- * RTP sequence numbers it dropped, so tests can check counters exactly.
+ * Held datagrams are forwarded when no traffic has come for RELAY_IDLE_MS
+ * and when the relay stops. The relay remembers the RTP sequence numbers it
+ * dropped and keeps a trace of every datagram (sequence number, timestamp,
+ * fate), so tests can predict exactly what the receiver must deliver.
  */
 #ifndef URTP_TEST_RELAY_H
 #define URTP_TEST_RELAY_H
@@ -35,6 +37,14 @@ typedef struct relay_stats {
 
 #define RELAY_MAX_HELD 256
 #define RELAY_MAX_DROPS 65536
+#define RELAY_MAX_TRACE (1 << 20)
+#define RELAY_IDLE_MS 20
+
+typedef struct relay_trace {
+  uint16_t seq;
+  uint32_t ts;
+  bool dropped;
+} relay_trace_t;
 
 typedef struct relay {
   relay_config_t cfg;
@@ -50,12 +60,16 @@ typedef struct relay {
   unsigned nheld;
   uint16_t *dropped_seqs;       /* RTP sequence numbers dropped */
   unsigned ndropped_seqs;
+  relay_trace_t *trace;         /* every datagram of 12 bytes or more, in arrival order */
+  unsigned ntrace;
   relay_stats_t stats;
 } relay_t;
 
 /* Binds an ephemeral loopback port and starts the relay thread. 0 or -errno. */
 int relay_start(relay_t *r, const relay_config_t *cfg);
-/* Forwards what is held, stops the thread and closes the sockets. */
+/* Forwards what is held, stops the thread and closes the sockets. The trace
+ * stays readable until relay_free(). */
 void relay_stop(relay_t *r);
+void relay_free(relay_t *r);
 
 #endif

@@ -511,26 +511,33 @@ static unsigned key_type(urtp_codec_t c)
   return c == URTP_CODEC_H264 ? 5 : c == URTP_CODEC_H265 ? 19 : 7;
 }
 
-/* Good AU, bad packet, good AU, with no reordering so nothing waits. A bad
- * RTP header leaves its sequence number missing (lost); a bad payload
- * leaves its AU without NAL units (dropped). Either way the next AU is
- * whole and marked as following a discontinuity. */
+/* Good AU, bad packet, good AU, good AU, with no reordering so nothing
+ * waits, under either loss policy. A bad RTP header leaves its sequence
+ * number missing (lost): the AU right after it may have lost its head, so
+ * it is dropped (DROP_AU) or delivered DAMAGED (DROP_NAL). A bad payload
+ * leaves its own AU without NAL units (dropped) and the next AU, with no
+ * sequence gap before it, whole, marked as following a discontinuity.
+ * Either way the AU after that is whole. */
 static void test_malformed_table(void)
 {
-  for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
-    const bad_case_t *bc = &bad_cases[i];
+  for (size_t i = 0; i < 2 * sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+    const bad_case_t *bc = &bad_cases[i / 2];
+    urtp_loss_policy_t pol = i % 2 ? URTP_LOSS_DROP_NAL : URTP_LOSS_DROP_AU;
+    bool lost = bc->kind == K_MALFORMED_RTP;
     int before = tap_cur_failed;
     tap_cur_failed = 0;
     urtp_codec_t c = bc->codec;
-    urtp_depay_t *d = mk(c, 0, URTP_LOSS_DROP_AU);
+    urtp_depay_t *d = mk(c, 0, pol);
     REQUIRE(d);
-    static nal_t a, b;
+    static nal_t a, b, e;
     mknal(&a, c, key_type(c), 40, 1);
     mknal(&b, c, 1, 50, 2);
-    buf_t p, xa, xb;
-    xa.n = xb.n = 0;
+    mknal(&e, c, 1, 60, 3);
+    buf_t p, xa, xb, xe;
+    xa.n = xb.n = xe.n = 0;
     expect_nal(&xa, &a);
     expect_nal(&xb, &b);
+    expect_nal(&xe, &e);
     push_single(d, c, 1, 1000, &a, true);
     if (bc->form == RAW) {
       urtp_depay_push(d, bc->bytes, bc->n);
@@ -540,20 +547,26 @@ static void test_malformed_table(void)
       push(d, &p);
     }
     push_single(d, c, 3, 3000, &b, true);
+    push_single(d, c, 4, 4000, &e, true);
     CHECK_AU(d, &xa, 1000, 1, URTP_AU_KEYFRAME);
-    CHECK_AU(d, &xb, 3000, 1, URTP_AU_DISCONT);
+    if (!lost)
+      CHECK_AU(d, &xb, 3000, 1, URTP_AU_DISCONT);
+    else if (pol == URTP_LOSS_DROP_NAL)
+      CHECK_AU(d, &xb, 3000, 1, URTP_AU_DAMAGED | URTP_AU_DISCONT);
+    CHECK_AU(d, &xe, 4000, 1, lost && pol == URTP_LOSS_DROP_AU ? URTP_AU_DISCONT : 0);
     CHECK_EMPTY(d);
     const urtp_depay_stats_t *st = urtp_depay_stats(d);
     CHECK_EQ(st->malformed, bc->kind != K_UNSUPPORTED);
     CHECK_EQ(st->unsupported, bc->kind == K_UNSUPPORTED);
-    CHECK_EQ(st->seq.lost, bc->kind == K_MALFORMED_RTP);
-    CHECK_EQ(st->dropped_aus, bc->kind != K_MALFORMED_RTP);
-    CHECK_EQ(st->packets, 2);
-    CHECK_EQ(st->aus, 2);
+    CHECK_EQ(st->seq.lost, lost);
+    CHECK_EQ(st->dropped_aus, !lost || pol == URTP_LOSS_DROP_AU);
+    CHECK_EQ(st->packets, 3);
+    CHECK_EQ(st->aus, lost && pol == URTP_LOSS_DROP_AU ? 2 : 3);
     CHECK_EQ(st->dropped_nals + st->foreign + st->oversize, 0);
     urtp_depay_free(d);
     if (tap_cur_failed)
-      printf("#   in case \"%s\"\n", bc->name);
+      printf("#   in case \"%s\", %s\n", bc->name,
+             pol == URTP_LOSS_DROP_AU ? "DROP_AU" : "DROP_NAL");
     tap_cur_failed |= before;
   }
 }
@@ -843,7 +856,8 @@ static void test_reordered_au(void)
       push(d, &pk[orders[o][i]]);
     if (o == 1) {
       /* 3 (the last) came first, so the rest are late; the AU, ended by
-       * its marker, holds only the last NAL unit and is damaged. */
+       * its marker, holds only the last NAL unit, and nothing flags it: no
+       * packet before the first to arrive is known to be missing. */
       CHECK_EQ(urtp_depay_stats(d)->seq.late, 6);
       buf_t xt;
       xt.n = 0;
@@ -882,7 +896,9 @@ static void test_wrap_across_au(void)
   urtp_depay_free(d);
 }
 
-/* Duplicates and packets beyond the window. */
+/* Duplicates and packets beyond the window. 12 follows the given-up 11,
+ * which may have been its first packet: 12 is dropped, and 13 (no gap
+ * before it) comes out whole, marked as following the drop. */
 static void test_duplicates_late(void)
 {
   const urtp_codec_t c = URTP_CODEC_H264;
@@ -906,19 +922,24 @@ static void test_duplicates_late(void)
   CHECK_EQ(st->seq.lost, 1);
   CHECK_EQ(st->seq.reordered, 2);
   CHECK_EQ(st->packets, 5);
-  static const int want[] = { 0, 2, 3, 4, 5 };
-  for (int i = 0; i < 5; i++) {
+  CHECK_EQ(st->dropped_aus, 1);
+  static const int want[] = { 0, 3, 4, 5 };
+  for (int i = 0; i < 4; i++) {
     buf_t x;
     x.n = 0;
     expect_nal(&x, &n[want[i]]);
-    CHECK_AU(d, &x, 100u * (uint32_t)want[i], 1, want[i] == 2 ? URTP_AU_DISCONT : 0);
+    CHECK_AU(d, &x, 100u * (uint32_t)want[i], 1, want[i] == 3 ? URTP_AU_DISCONT : 0);
   }
+  CHECK_EMPTY(d);
+  CHECK_EQ(st->aus, 4);
   urtp_depay_free(d);
 }
 
 /* A sender restarts with new sequence numbers (same SSRC): after `window`
- * late packets the depayloader follows it. */
-static void test_resync(void)
+ * late packets the depayloader follows it. Nothing tells whether the first
+ * AU after the jump is whole, so it is damaged: dropped under DROP_AU,
+ * flagged under DROP_NAL; the AUs after it are whole. */
+static void run_resync(urtp_loss_policy_t pol)
 {
   const urtp_codec_t c = URTP_CODEC_H264;
   static nal_t n;
@@ -926,7 +947,7 @@ static void test_resync(void)
   buf_t x;
   x.n = 0;
   expect_nal(&x, &n);
-  urtp_depay_t *d = mk(c, 8, URTP_LOSS_DROP_AU);
+  urtp_depay_t *d = mk(c, 8, pol);
   REQUIRE(d);
   uint32_t ts = 0;
   for (uint16_t s = 40000; s < 40010; s++, ts += 3000)
@@ -940,14 +961,27 @@ static void test_resync(void)
   for (int i = 0; i < 10; i++)
     CHECK_AU(d, &x, 3000u * (uint32_t)i, 1, 0);
   /* 30000..30006 late; 30007 resyncs */
-  CHECK_AU(d, &x, 3000u * 17, 1, URTP_AU_DISCONT);
-  for (int i = 18; i < 30; i++)
+  if (pol == URTP_LOSS_DROP_NAL)
+    CHECK_AU(d, &x, 3000u * 17, 1, URTP_AU_DAMAGED | URTP_AU_DISCONT);
+  CHECK_AU(d, &x, 3000u * 18, 1, pol == URTP_LOSS_DROP_AU ? URTP_AU_DISCONT : 0);
+  for (int i = 19; i < 30; i++)
     CHECK_AU(d, &x, 3000u * (uint32_t)i, 1, 0);
   CHECK_EMPTY(d);
+  CHECK_EQ(st->dropped_aus, pol == URTP_LOSS_DROP_AU);
+  CHECK_EQ(st->aus, pol == URTP_LOSS_DROP_AU ? 22 : 23);
   urtp_depay_free(d);
 }
 
-/* Window 0: out-of-order packets are late at once and their AU is damaged. */
+static void test_resync(void)
+{
+  run_resync(URTP_LOSS_DROP_AU);
+  run_resync(URTP_LOSS_DROP_NAL);
+}
+
+/* Window 0: out-of-order packets are late at once. A late packet of an AU
+ * already delivered cannot be put back (and before the first packet nothing
+ * is known to be missing); a packet given up as lost damages the AU that
+ * follows it. */
 static void test_window_zero(void)
 {
   const urtp_codec_t c = URTP_CODEC_H264;
@@ -975,9 +1009,22 @@ static void test_window_zero(void)
   push(d, &p2);
   push(d, &p1);
   CHECK_EQ(urtp_depay_pending(d), 0);
-  CHECK_AU(d, &x, 20, 1, URTP_AU_DISCONT);
+  CHECK_AU(d, &x, 20, 1, URTP_AU_DAMAGED | URTP_AU_DISCONT);
   CHECK_EQ(urtp_depay_stats(d)->seq.lost, 1);
   CHECK_EQ(urtp_depay_stats(d)->seq.late, 2);
+  /* 9, 10 in order: whole */
+  rtp(&p1, 9, 30, false);
+  pk_single(&p1, c, false, 0, &n1);
+  rtp(&p2, 10, 30, true);
+  pk_single(&p2, c, false, 0, &n2);
+  push(d, &p1);
+  push(d, &p2);
+  x.n = 0;
+  expect_nal(&x, &n1);
+  expect_nal(&x, &n2);
+  CHECK_AU(d, &x, 30, 2, 0);
+  CHECK_EMPTY(d);
+  CHECK_EQ(urtp_depay_stats(d)->dropped_aus, 0);
   urtp_depay_free(d);
 }
 
@@ -1066,60 +1113,76 @@ static void test_loss_spanning_fus(void)
 }
 static void test_fu_loss_drop_au(void) { run_fu_loss(URTP_LOSS_DROP_AU); }
 
-/* Loss between AUs: the AU after the gap is whole, only DISCONT. Loss of
- * an AU's marker packet: that AU is damaged (its tail is gone). */
-static void test_loss_between_aus(void)
+/* Loss between AUs. Sequence numbers cannot tell a whole lost AU from the
+ * lost head of the next one, so the AU after any gap is damaged: dropped
+ * under DROP_AU, delivered with what it has and DAMAGED under DROP_NAL,
+ * even when (as far as the receiver can know) all of its packets came.
+ * An AU with no gap before it and none inside comes out whole. */
+static void run_loss_between_aus(urtp_loss_policy_t pol)
 {
   const urtp_codec_t c = URTP_CODEC_H265;
-  static nal_t n[8];
-  for (int i = 0; i < 8; i++)
+  static nal_t n[16];
+  for (int i = 0; i < 16; i++)
     mknal(&n[i], c, 1, 100, 50u + (uint32_t)i);
-  urtp_depay_t *d = mk(c, 0, URTP_LOSS_DROP_AU);
+  urtp_depay_t *d = mk(c, 0, pol);
   REQUIRE(d);
-  /* AU0 = n0 n1 (seq 1, 2M); AU1 = n2 n3 (3, 4M) lost whole; AU2 = n4 n5
-   * (5, 6M) loses its marker packet 6; AU3 = n6 n7 (7, 8M). */
-  push_single(d, c, 1, 0, &n[0], false);
-  push_single(d, c, 2, 0, &n[1], true);
-  push_single(d, c, 5, 200, &n[4], false);
-  push_single(d, c, 7, 300, &n[6], false);
-  push_single(d, c, 8, 300, &n[7], true);
+  /* AU k = n[2k] n[2k+1] in seq 2k+1, 2k+2 (M), ts 100 k.
+   * AU0 whole; AU1 lost whole; AU2 whole, after AU1's gap; AU3 loses its
+   * marker packet 8; AU4 whole, after that gap; AU5 whole, no gap before
+   * it; AU6 loses its first packet 13 (to the receiver, just like AU2);
+   * AU7 whole, no gap before it. */
+  static const bool lost[17] = { [3] = true, [4] = true, [8] = true, [13] = true };
+  for (uint16_t seq = 1; seq <= 16; seq++)
+    if (!lost[seq])
+      push_single(d, c, seq, 100u * ((seq - 1u) / 2u), &n[seq - 1], seq % 2 == 0);
+  const bool nal_drop = pol == URTP_LOSS_DROP_NAL;
+  const uint32_t damaged = URTP_AU_DAMAGED | URTP_AU_DISCONT;
   buf_t x;
   x.n = 0;
   expect_nal(&x, &n[0]);
   expect_nal(&x, &n[1]);
   CHECK_AU(d, &x, 0, 2, 0);
+  if (nal_drop) {
+    x.n = 0;
+    expect_nal(&x, &n[4]);
+    expect_nal(&x, &n[5]);
+    CHECK_AU(d, &x, 200, 2, damaged);
+    x.n = 0;
+    expect_nal(&x, &n[6]);
+    CHECK_AU(d, &x, 300, 1, damaged | URTP_AU_NO_MARKER);
+    x.n = 0;
+    expect_nal(&x, &n[8]);
+    expect_nal(&x, &n[9]);
+    CHECK_AU(d, &x, 400, 2, damaged);
+  }
   x.n = 0;
-  expect_nal(&x, &n[6]);
-  expect_nal(&x, &n[7]);
-  CHECK_AU(d, &x, 300, 2, URTP_AU_DISCONT);
+  expect_nal(&x, &n[10]);
+  expect_nal(&x, &n[11]);
+  CHECK_AU(d, &x, 500, 2, nal_drop ? 0 : URTP_AU_DISCONT);
+  if (nal_drop) {
+    x.n = 0;
+    expect_nal(&x, &n[13]);
+    CHECK_AU(d, &x, 600, 1, damaged);
+  }
+  x.n = 0;
+  expect_nal(&x, &n[14]);
+  expect_nal(&x, &n[15]);
+  CHECK_AU(d, &x, 700, 2, nal_drop ? 0 : URTP_AU_DISCONT);
   CHECK_EMPTY(d);
   const urtp_depay_stats_t *st = urtp_depay_stats(d);
-  CHECK_EQ(st->seq.lost, 3);
-  CHECK_EQ(st->dropped_aus, 1);
-  CHECK_EQ(st->dropped_nals, 0);
+  CHECK_EQ(st->seq.lost, 4);
+  CHECK_EQ(st->dropped_aus, nal_drop ? 0 : 4);
+  CHECK_EQ(st->aus, nal_drop ? 7 : 3);
+  CHECK_EQ(st->nals, nal_drop ? 12 : 6);
+  CHECK_EQ(st->packets, 12);
+  CHECK_EQ(st->dropped_nals + st->malformed + st->unsupported, 0);
   urtp_depay_free(d);
+}
 
-  /* The same with DROP_NAL: AU2 comes out damaged with what it has. */
-  d = mk(c, 0, URTP_LOSS_DROP_NAL);
-  REQUIRE(d);
-  push_single(d, c, 1, 0, &n[0], false);
-  push_single(d, c, 2, 0, &n[1], true);
-  push_single(d, c, 5, 200, &n[4], false);
-  push_single(d, c, 7, 300, &n[6], false);
-  push_single(d, c, 8, 300, &n[7], true);
-  x.n = 0;
-  expect_nal(&x, &n[0]);
-  expect_nal(&x, &n[1]);
-  CHECK_AU(d, &x, 0, 2, 0);
-  x.n = 0;
-  expect_nal(&x, &n[4]);
-  CHECK_AU(d, &x, 200, 1, URTP_AU_DISCONT | URTP_AU_DAMAGED | URTP_AU_NO_MARKER);
-  x.n = 0;
-  expect_nal(&x, &n[6]);
-  expect_nal(&x, &n[7]);
-  CHECK_AU(d, &x, 300, 2, URTP_AU_DISCONT);
-  CHECK_EQ(urtp_depay_stats(d)->dropped_aus, 0);
-  urtp_depay_free(d);
+static void test_loss_between_aus(void)
+{
+  run_loss_between_aus(URTP_LOSS_DROP_AU);
+  run_loss_between_aus(URTP_LOSS_DROP_NAL);
 }
 
 /* Senders that set no marker: a new timestamp ends the AU; flush(end_au)
@@ -1144,7 +1207,8 @@ static void test_no_marker_and_flush(void)
   CHECK_EQ(urtp_depay_pending(d), 1);
   urtp_depay_flush(d, false);
   CHECK_EQ(urtp_depay_pending(d), 0);
-  /* the flush gave up on 3: the AU at 20 lost its tail */
+  /* the flush gave up on 3: the AU at 20 lost its tail, or the AU at 30
+   * its head (or one between them was lost whole): both are damaged */
   x.n = 0;
   expect_nal(&x, &n2);
   CHECK_AU(d, &x, 20, 1, URTP_AU_DAMAGED | URTP_AU_DISCONT | URTP_AU_NO_MARKER);
@@ -1152,8 +1216,17 @@ static void test_no_marker_and_flush(void)
   urtp_depay_flush(d, true);
   x.n = 0;
   expect_nal(&x, &n3);
-  CHECK_AU(d, &x, 30, 1, URTP_AU_DISCONT | URTP_AU_NO_MARKER);
+  CHECK_AU(d, &x, 30, 1, URTP_AU_DAMAGED | URTP_AU_DISCONT | URTP_AU_NO_MARKER);
   CHECK_EMPTY(d);
+  /* in order again: 5 at 40, ended by the flush, is whole */
+  push_single(d, c, 5, 40, &n1, false);
+  CHECK_EMPTY(d);
+  urtp_depay_flush(d, true);
+  x.n = 0;
+  expect_nal(&x, &n1);
+  CHECK_AU(d, &x, 40, 1, URTP_AU_KEYFRAME | URTP_AU_NO_MARKER);
+  CHECK_EMPTY(d);
+  CHECK_EQ(urtp_depay_stats(d)->seq.lost, 1);
   urtp_depay_free(d);
 }
 
@@ -1214,6 +1287,29 @@ static void test_wait_for_keyframe(void)
   CHECK_EMPTY(d);
   CHECK_EQ(urtp_depay_stats(d)->dropped_aus, 5);
   CHECK_EQ(urtp_depay_stats(d)->dropped_nals, 2);
+  /* a whole AU lost: the key AU after the gap may have lost its head, so it
+   * is damaged, dropped, and starts a new wait: the next non-key AU is
+   * dropped too, until a key AU with no gap before it */
+  s = (uint16_t)(s + 3);    /* p[0] in 3 FUs: lost */
+  ts += 10;
+  s = push_fu(d, c, s, ts += 10, &key, 1000, true);
+  s = push_fu(d, c, s, ts += 10, &p[1], 1000, true);
+  CHECK_EMPTY(d);
+  CHECK_EQ(urtp_depay_stats(d)->dropped_aus, 7);
+  s = push_fu(d, c, s, ts += 10, &key, 1000, true);
+  s = push_fu(d, c, s, ts += 10, &p[2], 1000, true);
+  x.n = 0;
+  expect_nal(&x, &key);
+  CHECK_AU(d, &x, ts - 10, 1, URTP_AU_KEYFRAME | URTP_AU_DISCONT);
+  x.n = 0;
+  expect_nal(&x, &p[2]);
+  CHECK_AU(d, &x, ts, 1, 0);
+  CHECK_EMPTY(d);
+  const urtp_depay_stats_t *st = urtp_depay_stats(d);
+  CHECK_EQ(st->dropped_aus, 7);
+  CHECK_EQ(st->dropped_nals, 2);
+  CHECK_EQ(st->seq.lost, 5);
+  CHECK_EQ(st->aus, 5);
   urtp_depay_free(d);
 }
 
@@ -1277,7 +1373,9 @@ static void test_queue_overflow(void)
  * dropped (alone or in bursts), duplicated, and reordered within the
  * window (packet i never arrives after a packet >= i + window, so nothing
  * that arrives is late). A model computes which NAL units survive: those
- * whose every packet arrived.
+ * whose every packet arrived; and which AUs are damaged: those that lose a
+ * packet the receiver learns of, end inside an FU, or follow a lost packet
+ * (which, for all the receiver can tell, may have been their first).
  */
 
 #define IMP_AUS 400
@@ -1294,7 +1392,6 @@ typedef struct imp_pkt {
   size_t off, len;                /* in imp_arena */
   int au;
   int nal_first, nal_last;        /* NAL units it carries */
-  bool fu_cont;                   /* an FU fragment other than the first */
   bool fu_open;                   /* an FU fragment other than the last */
 } imp_pkt_t;
 
@@ -1307,7 +1404,10 @@ static int imp_arrivals[2 * IMP_MAXPKTS];
 static uint64_t imp_keys[2 * IMP_MAXPKTS];
 static bool imp_dropped[IMP_MAXPKTS];
 static bool imp_got[IMP_AUS];
+static bool imp_want[IMP_AUS];
 static bool imp_marker_arrived[IMP_AUS];
+static bool imp_damaged[IMP_AUS];     /* the model's verdict */
+static bool imp_after_gap[IMP_AUS];   /* a packet just before its first was lost */
 static uint8_t *imp_arena;
 static size_t imp_used;
 
@@ -1450,7 +1550,6 @@ static bool imp_map(urtp_codec_t c, bool donl)
       k++;
     }
     ip->nal_last = (type == fu && !(pl[hl] & 0x40)) ? k : k - 1;
-    ip->fu_cont = type == fu && !(pl[hl] & 0x80);
     ip->fu_open = type == fu && !(pl[hl] & 0x40);
     if (a < 0 || a >= IMP_AUS || ip->nal_last >= imp_nn[a])
       return false;
@@ -1542,6 +1641,40 @@ static void run_impaired(const imp_cfg_t *ic)
   for (int i = 0; i < max_arrived; i++)
     lost_expect += imp_dropped[i];
 
+  /* Which AUs must come out. DROP_NAL: those with a whole NAL unit.
+   * DROP_AU: those seen undamaged: not following a lost packet (an orphan
+   * FU fragment at their start is one case of it), not ending inside an
+   * FU, and not missing a packet after their first arrival that a later
+   * arrival revealed as lost. */
+  int seen_aus = 0, whole_after_gap = 0;
+  for (int a = 0, i = 0; a < IMP_AUS; a++) {
+    bool any = false;
+    int whole = 0;
+    for (int k = 0; k < imp_nn[a]; k++) {
+      any |= imp_nals[a][k].pkts_arrived > 0;
+      whole += imp_nals[a][k].pkts_arrived == imp_nals[a][k].pkts_total;
+    }
+    int first = -1, last = -1;
+    bool damaged = false;
+    imp_after_gap[a] = false;
+    for (; i < np && imp_pkts[i].au == a; i++) {
+      if (!imp_dropped[i] && first < 0) {
+        first = i;
+        imp_after_gap[a] = damaged = i > 0 && imp_dropped[i - 1];
+      } else if (imp_dropped[i] && first >= 0 && i < max_arrived) {
+        damaged = true;
+      }
+      if (!imp_dropped[i])
+        last = i;
+    }
+    if (last >= 0 && imp_pkts[last].fu_open)
+      damaged = true;
+    imp_damaged[a] = damaged;
+    seen_aus += any;
+    whole_after_gap += imp_after_gap[a] && whole == imp_nn[a];
+    imp_want[a] = ic->pol == URTP_LOSS_DROP_NAL ? whole > 0 : any && !damaged && whole > 0;
+  }
+
   urtp_depay_config_t cfg = {
     .codec = c, .pt = PT, .ssrc = SSRC, .reorder_window = IMP_WINDOW, .loss_policy = ic->pol,
     .donl = ic->donl,
@@ -1549,7 +1682,7 @@ static void run_impaired(const imp_cfg_t *ic)
   urtp_depay_t *d = urtp_depay_new(&cfg);
   REQUIRE(d);
   int corrupt = 0, wrong_list = 0, whole_missing = 0, whole_damaged = 0, bad_flags = 0;
-  int order = 0, delivered = 0, seen_aus = 0, last_au = -1;
+  int order = 0, delivered = 0, last_au = -1;
   uint64_t nal_sum = 0;
   memset(imp_got, 0, sizeof(imp_got));
   for (int i = 0; i <= m; i++) {
@@ -1603,9 +1736,17 @@ static void run_impaired(const imp_cfg_t *ic)
       }
       if ((uint32_t)matched != au.nal_count)
         corrupt++;
-      /* an AU all of whose packets arrived comes out whole and unflagged */
-      if (complete && (matched != imp_nn[a] || (au.flags & URTP_AU_DAMAGED)))
+      /* an AU all of whose packets arrived comes out whole, and unflagged
+       * unless a packet just before it was lost */
+      if (complete && (matched != imp_nn[a] ||
+                       ((au.flags & URTP_AU_DAMAGED) != 0) != imp_after_gap[a]))
         whole_damaged++;
+      /* DROP_NAL: DAMAGED exactly when the model says so; and an AU after
+       * a lost packet always says DISCONT */
+      if (ic->pol == URTP_LOSS_DROP_NAL && ((au.flags & URTP_AU_DAMAGED) != 0) != imp_damaged[a])
+        bad_flags++;
+      if (imp_after_gap[a] && !(au.flags & URTP_AU_DISCONT))
+        bad_flags++;
       /* DROP_NAL: exactly the NAL units whose packets all arrived */
       if (ic->pol == URTP_LOSS_DROP_NAL && matched != want)
         wrong_list++;
@@ -1624,43 +1765,20 @@ static void run_impaired(const imp_cfg_t *ic)
       free(au.data);
     }
   }
-  /* Which AUs must come out. DROP_NAL: those with a whole NAL unit.
-   * DROP_AU: those seen undamaged: neither starting with an orphan FU
-   * fragment, nor ending inside an FU, nor missing a packet after their
-   * first arrival that a later arrival revealed as lost. */
   int wrong_set = 0;
-  for (int a = 0, i = 0; a < IMP_AUS; a++) {
-    bool any = false, complete = true;
-    int whole = 0;
-    for (int k = 0; k < imp_nn[a]; k++) {
-      any |= imp_nals[a][k].pkts_arrived > 0;
+  for (int a = 0; a < IMP_AUS; a++) {
+    bool complete = true;
+    for (int k = 0; k < imp_nn[a]; k++)
       complete &= imp_nals[a][k].pkts_arrived == imp_nals[a][k].pkts_total;
-      whole += imp_nals[a][k].pkts_arrived == imp_nals[a][k].pkts_total;
-    }
-    int first = -1, last = -1;
-    bool damaged = false;
-    for (; i < np && imp_pkts[i].au == a; i++) {
-      if (!imp_dropped[i] && first < 0) {
-        first = i;
-        damaged = imp_pkts[i].fu_cont;
-      } else if (imp_dropped[i] && first >= 0 && i < max_arrived) {
-        damaged = true;
-      }
-      if (!imp_dropped[i])
-        last = i;
-    }
-    if (last >= 0 && imp_pkts[last].fu_open)
-      damaged = true;
-    seen_aus += any;
-    if (complete && !imp_got[a])
+    if (complete && !imp_got[a] && !(ic->pol == URTP_LOSS_DROP_AU && imp_after_gap[a]))
       whole_missing++;
-    bool want = ic->pol == URTP_LOSS_DROP_NAL ? whole > 0 : any && !damaged && whole > 0;
-    wrong_set += want != imp_got[a];
+    wrong_set += imp_want[a] != imp_got[a];
   }
   const urtp_depay_stats_t *st = urtp_depay_stats(d);
   printf("# seed %" PRIu64 ": %d packets (%d lost, %d duplicated): %d of %d AUs delivered, %" PRIu64
-         " dropped, %" PRIu64 " NAL units dropped\n",
-         ic->seed, np, lost_expect, dups, delivered, IMP_AUS, st->dropped_aus, st->dropped_nals);
+         " dropped, %" PRIu64 " NAL units dropped; %d whole AUs after a loss\n",
+         ic->seed, np, lost_expect, dups, delivered, IMP_AUS, st->dropped_aus, st->dropped_nals,
+         whole_after_gap);
   CHECK_EQ(corrupt, 0);
   CHECK_EQ(order, 0);
   CHECK_EQ(wrong_list, 0);
@@ -1678,6 +1796,7 @@ static void run_impaired(const imp_cfg_t *ic)
   CHECK_EQ(st->malformed + st->unsupported + st->foreign + st->oversize, 0);
   CHECK(delivered > IMP_AUS / 2);
   CHECK(st->dropped_nals > 0);
+  CHECK(whole_after_gap > 0);   /* the seeds exercise the AU after a loss */
   urtp_depay_free(d);
   free(imp_arena);
 }
