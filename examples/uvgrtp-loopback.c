@@ -136,7 +136,7 @@ main (int argc, char **argv)
     {"height", 0, 0, G_OPTION_ARG_INT, &height, "Picture height", "H"},
     {"fps", 0, 0, G_OPTION_ARG_INT, &fps, "Frames per second", "N"},
     {"bitrate", 0, 0, G_OPTION_ARG_INT, &bitrate, "Encoder bitrate, kbit/s", "K"},
-    {"port", 0, 0, G_OPTION_ARG_INT, &port, "UDP port (0: pick a free one)", "P"},
+    {"port", 0, 0, G_OPTION_ARG_INT, &port, "UDP port (0: a free one)", "P"},
     {NULL}
   };
   GError *err = NULL;
@@ -149,41 +149,49 @@ main (int argc, char **argv)
   }
   g_option_context_free (ctx);
 
-  if (port == 0) {
-    /* Let the kernel pick a free port, then hand it to both elements. */
-    GSocket *probe = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
-        G_SOCKET_PROTOCOL_UDP, NULL);
-    GInetAddress *lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
-    GSocketAddress *sa = g_inet_socket_address_new (lo, 0);
-    g_socket_bind (probe, sa, FALSE, NULL);
-    GSocketAddress *bound = g_socket_get_local_address (probe, NULL);
-    port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
-    g_object_unref (bound);
-    g_object_unref (sa);
-    g_object_unref (lo);
-    g_object_unref (probe);
-  }
-
-  const gchar *enc, *name;
+  const gchar *name, *decoder;
+  gchar *enc_desc;
   gboolean audio = FALSE;
-  gchar *tx_desc, *rx_desc;
   if (g_str_equal (codec, "h264")) {
-    enc = "x264enc speed-preset=ultrafast tune=zerolatency key-int-max=60 bitrate=%d "
-        "! h264parse ! video/x-h264,stream-format=byte-stream,alignment=au";
     name = "H264";
+    decoder = "h264parse ! avdec_h264";
+    enc_desc = g_strdup_printf ("x264enc speed-preset=ultrafast tune=zerolatency "
+        "key-int-max=60 bitrate=%d ! h264parse "
+        "! video/x-h264,stream-format=byte-stream,alignment=au", bitrate);
   } else if (g_str_equal (codec, "h265")) {
-    enc = "x265enc speed-preset=ultrafast tune=zerolatency key-int-max=60 bitrate=%d "
-        "! h265parse ! video/x-h265,stream-format=byte-stream,alignment=au";
     name = "H265";
+    decoder = "h265parse ! avdec_h265";
+    enc_desc = g_strdup_printf ("x265enc speed-preset=ultrafast tune=zerolatency "
+        "key-int-max=60 bitrate=%d ! h265parse "
+        "! video/x-h265,stream-format=byte-stream,alignment=au", bitrate);
   } else if (g_str_equal (codec, "opus")) {
-    enc = "opusenc bitrate=%d000";
     name = "OPUS";
+    decoder = "opusdec";
     audio = TRUE;
+    enc_desc = g_strdup_printf ("opusenc bitrate=%d", MIN (bitrate, 510) * 1000);
   } else {
     g_printerr ("unknown codec '%s'\n", codec);
     return 2;
   }
-  gchar *enc_desc = g_strdup_printf (enc, audio ? MIN (bitrate, 510) : bitrate);
+
+  /* The receiver first: with port=0 it binds a free port and reports it. */
+  gchar *rx_desc = g_strdup_printf ("uvgrtpsrc name=net address=127.0.0.1 port=%d "
+      "encoding-name=%s buffer-size=8388608 ! tee name=t "
+      "t. ! queue ! appsink name=out sync=false emit-signals=true "
+      "t. ! queue ! %s ! fakesink name=dec sync=false", port, name, decoder);
+  GstElement *rx = gst_parse_launch (rx_desc, &err);
+  if (!rx) {
+    g_printerr ("could not build the receiver: %s\n", err->message);
+    return 1;
+  }
+  gst_element_set_state (rx, GST_STATE_PLAYING);
+  GstElement *rxnet = gst_bin_get_by_name (GST_BIN (rx), "net");
+  g_object_get (rxnet, "port", &port, NULL);
+  gst_object_unref (rxnet);
+  if (!check_bus (rx, "receiver") || port <= 0)
+    return 1;
+
+  gchar *tx_desc;
   if (audio)
     tx_desc = g_strdup_printf ("audiotestsrc is-live=true num-buffers=%d "
         "samplesperbuffer=960 ! audio/x-raw,rate=48000,channels=2 ! %s "
@@ -194,19 +202,14 @@ main (int argc, char **argv)
         "! video/x-raw,width=%d,height=%d,framerate=%d/1 ! %s "
         "! identity name=stamp ! uvgrtpsink name=net host=127.0.0.1 port=%d",
         frames, width, height, fps, enc_desc, port);
-  rx_desc = g_strdup_printf ("uvgrtpsrc name=net address=127.0.0.1 port=%d "
-      "encoding-name=%s buffer-size=8388608 ! tee name=t "
-      "t. ! queue ! appsink name=out sync=false emit-signals=true "
-      "t. ! queue ! %s ! fakesink name=dec sync=false",
-      port, name, audio ? "opusdec" : (g_str_equal (name, "H264") ?
-          "h264parse ! avdec_h264" : "h265parse ! avdec_h265"));
-
   GstElement *tx = gst_parse_launch (tx_desc, &err);
-  GstElement *rx = tx ? gst_parse_launch (rx_desc, &err) : NULL;
-  if (!tx || !rx) {
-    g_printerr ("could not build the pipelines: %s\n", err->message);
+  if (!tx) {
+    g_printerr ("could not build the sender: %s\n", err->message);
     return 1;
   }
+  g_free (enc_desc);
+  g_free (rx_desc);
+  g_free (tx_desc);
 
   Stats s = { 0 };
   g_mutex_init (&s.lock);
@@ -238,7 +241,6 @@ main (int argc, char **argv)
     g_print ("uvgrtp-loopback: %s, %d frames of %dx%d at %d fps, 127.0.0.1:%d\n",
         name, frames, width, height, fps, port);
 
-  gst_element_set_state (rx, GST_STATE_PLAYING);
   gst_element_set_state (tx, GST_STATE_PLAYING);
 
   /* Wait for the sender's EOS, then give the receiver a moment to drain. */

@@ -452,6 +452,9 @@ static void opus_packet(urtp_depay_t *d, const urtp_rtp_pkt_t *p, uint64_t seq)
     d->discont = true;
     return;
   }
+  /* The packet itself is fine: count it, even if its frame cannot be kept. */
+  d->stats.packets++;
+  d->stats.bytes += n;
   if (n > d->cfg.max_au_size) {
     d->stats.oversize++;
     d->discont = true;
@@ -474,8 +477,6 @@ static void opus_packet(urtp_depay_t *d, const urtp_rtp_pkt_t *p, uint64_t seq)
     .flags = URTP_AU_KEYFRAME | (d->discont ? URTP_AU_DISCONT : 0u),
   };
   d->discont = false;
-  d->stats.packets++;
-  d->stats.bytes += n;
   enqueue(d, &au);
 }
 

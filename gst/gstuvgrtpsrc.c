@@ -1,0 +1,1614 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/**
+ * SECTION:element-uvgrtpsrc
+ * @title: uvgrtpsrc
+ * @see_also: uvgrtpsink, udpsrc, rtph264depay, rtph265depay, rtpopusdepay
+ *
+ * Receives RTP over UDP and depayloads it in one element: H.264 (RFC 6184),
+ * H.265 (RFC 7798), H.266 (RFC 9328) and Opus (RFC 7587). It takes the place
+ * of `udpsrc ! rtpjitterbuffer ! rtph265depay` (and the H.264, H.266 and
+ * Opus equivalents) and outputs whole access units in Annex-B byte-stream
+ * format, one buffer per access unit.
+ *
+ * Datagrams are read in batches (recvmmsg, or UDP GRO where the kernel has
+ * it), put back in sequence order within a small reorder window, and copied
+ * once, straight into the access unit. Packets that do not belong to the
+ * stream (malformed, foreign payload type or SSRC, truncated) are dropped
+ * and counted in #GstUvgRtpSrc:stats; the stream goes on.
+ *
+ * The codec comes from #GstUvgRtpSrc:encoding-name or from the encoding-name
+ * field of #GstUvgRtpSrc:caps; parameter sets given in the caps (sprop-*
+ * fields, as in SDP) are put in band before the first access unit.
+ *
+ * Buffer timestamps follow the RTP timestamps, anchored to the running time
+ * at which the first packet arrived.
+ *
+ * ## Example pipelines
+ * |[
+ * gst-launch-1.0 uvgrtpsrc port=5004 encoding-name=H265 ! h265parse ! avdec_h265 ! autovideosink
+ * ]| Receives H.265 on UDP port 5004 and shows it.
+ * |[
+ * gst-launch-1.0 uvgrtpsrc port=5004 \
+ *     caps="application/x-rtp,media=audio,encoding-name=OPUS,payload=96" ! \
+ *     opusdec ! autoaudiosink
+ * ]| Receives Opus with payload type 96 and plays it.
+ *
+ * Since: 0.1
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gstuvgrtpcommon.h"
+#include "gstuvgrtpsrc.h"
+#include "urtp/scl.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_src_debug);
+#define GST_CAT_DEFAULT gst_uvgrtp_src_debug
+
+#define DEFAULT_ADDRESS "0.0.0.0"
+#define DEFAULT_PORT 5004
+#define DEFAULT_MULTICAST_IFACE NULL
+#define DEFAULT_BUFFER_SIZE 0
+#define DEFAULT_REUSE TRUE
+#define DEFAULT_TIMEOUT 0
+#define DEFAULT_ENCODING_NAME NULL
+#define DEFAULT_RECV_MODE GST_UVGRTP_RECV_MODE_AUTO
+#define DEFAULT_LATENCY 50
+#define DEFAULT_WAIT_FOR_KEYFRAME FALSE
+#define DEFAULT_LOSS_POLICY GST_UVGRTP_LOSS_DROP_AU
+#define DEFAULT_MAX_AU_SIZE URTP_DEPAY_DEFAULT_MAX_AU
+
+/* Datagrams per receive call and bytes per datagram slot: a slot holds the
+ * largest UDP datagram, so nothing legitimate is ever truncated, and GRO can
+ * coalesce into it. */
+#define RX_BATCH 64
+#define RX_SLOT 65536
+/* Reorder window in packets. The time a gap is waited for is `latency`;
+ * the window only needs to be larger than what arrives meanwhile. */
+#define REORDER_WINDOW 1024
+/* Consecutive unsupported packets (and nothing usable) before the stream
+ * is declared unsupported. */
+#define UNSUPPORTED_LIMIT 64
+
+enum
+{
+  PROP_0,
+  PROP_ADDRESS,
+  PROP_PORT,
+  PROP_URI,
+  PROP_MULTICAST_IFACE,
+  PROP_BUFFER_SIZE,
+  PROP_REUSE,
+  PROP_CAPS,
+  PROP_TIMEOUT,
+  PROP_ENCODING_NAME,
+  PROP_RECV_MODE,
+  PROP_LATENCY,
+  PROP_WAIT_FOR_KEYFRAME,
+  PROP_LOSS_POLICY,
+  PROP_MAX_AU_SIZE,
+  PROP_STATS,
+};
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("video/x-h264, stream-format = (string) byte-stream, "
+        "alignment = (string) au; "
+        "video/x-h265, stream-format = (string) byte-stream, "
+        "alignment = (string) au; "
+        "video/x-h266, stream-format = (string) byte-stream, "
+        "alignment = (string) au; "
+        "audio/x-opus, channel-mapping-family = (int) 0"));
+
+#define gst_uvgrtp_src_parent_class parent_class
+G_DEFINE_TYPE_WITH_CODE (GstUvgRtpSrc, gst_uvgrtp_src, GST_TYPE_PUSH_SRC,
+    GST_DEBUG_CATEGORY_INIT (gst_uvgrtp_src_debug, "uvgrtpsrc", 0,
+        "uvgRTP receiver and depayloader"));
+GST_ELEMENT_REGISTER_DEFINE (uvgrtpsrc, "uvgrtpsrc", GST_RANK_NONE,
+    GST_TYPE_UVGRTP_SRC);
+
+static void gst_uvgrtp_src_finalize (GObject * object);
+static void gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec);
+static void gst_uvgrtp_src_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec);
+static gboolean gst_uvgrtp_src_send_event (GstElement * element,
+    GstEvent * event);
+static gboolean gst_uvgrtp_src_start (GstBaseSrc * bsrc);
+static gboolean gst_uvgrtp_src_stop (GstBaseSrc * bsrc);
+static gboolean gst_uvgrtp_src_unlock (GstBaseSrc * bsrc);
+static gboolean gst_uvgrtp_src_unlock_stop (GstBaseSrc * bsrc);
+static GstCaps *gst_uvgrtp_src_get_caps (GstBaseSrc * bsrc, GstCaps * filter);
+static gboolean gst_uvgrtp_src_negotiate (GstBaseSrc * bsrc);
+static gboolean gst_uvgrtp_src_query (GstBaseSrc * bsrc, GstQuery * query);
+static GstFlowReturn gst_uvgrtp_src_create (GstPushSrc * psrc,
+    GstBuffer ** buf);
+
+static void
+gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSrcClass *basesrc_class = GST_BASE_SRC_CLASS (klass);
+  GstPushSrcClass *pushsrc_class = GST_PUSH_SRC_CLASS (klass);
+
+  gobject_class->finalize = gst_uvgrtp_src_finalize;
+  gobject_class->set_property = gst_uvgrtp_src_set_property;
+  gobject_class->get_property = gst_uvgrtp_src_get_property;
+
+  /**
+   * GstUvgRtpSrc:address:
+   *
+   * Address to receive packets on. A multicast group is joined (on
+   * #GstUvgRtpSrc:multicast-iface if set). Use "::" to receive IPv6.
+   */
+  g_object_class_install_property (gobject_class, PROP_ADDRESS,
+      g_param_spec_string ("address", "Address",
+          "Address to receive packets on (a multicast group is joined)",
+          DEFAULT_ADDRESS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:port:
+   *
+   * UDP port to receive packets on. 0 binds an ephemeral port, which the
+   * property reports once the element has started.
+   */
+  g_object_class_install_property (gobject_class, PROP_PORT,
+      g_param_spec_int ("port", "Port",
+          "UDP port to receive packets on (0 = any free port, reported after "
+          "start)", 0, G_MAXUINT16, DEFAULT_PORT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:uri:
+   *
+   * Address and port as one URI, udp://host:port; kept consistent with
+   * #GstUvgRtpSrc:address and #GstUvgRtpSrc:port.
+   */
+  g_object_class_install_property (gobject_class, PROP_URI,
+      g_param_spec_string ("uri", "URI",
+          "URI in the form udp://host:port (same as address and port)",
+          "udp://" DEFAULT_ADDRESS ":5004",
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:multicast-iface:
+   *
+   * Network interface on which to join the multicast group, or NULL for
+   * the system's choice.
+   */
+  g_object_class_install_property (gobject_class, PROP_MULTICAST_IFACE,
+      g_param_spec_string ("multicast-iface", "Multicast interface",
+          "Network interface on which to join the multicast group",
+          DEFAULT_MULTICAST_IFACE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:buffer-size:
+   *
+   * Size of the kernel receive buffer in bytes, 0 for the system default.
+   * Set past net.core.rmem_max where the process may. If the kernel grants
+   * less than asked, a warning is posted; the size in effect is in
+   * #GstUvgRtpSrc:stats.
+   */
+  g_object_class_install_property (gobject_class, PROP_BUFFER_SIZE,
+      g_param_spec_int ("buffer-size", "Buffer size",
+          "Size of the kernel receive buffer in bytes (0 = system default)",
+          0, G_MAXINT, DEFAULT_BUFFER_SIZE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:reuse:
+   *
+   * Allow other sockets to bind the same address and port (SO_REUSEADDR
+   * and SO_REUSEPORT).
+   */
+  g_object_class_install_property (gobject_class, PROP_REUSE,
+      g_param_spec_boolean ("reuse", "Reuse",
+          "Allow other sockets to bind the same address and port",
+          DEFAULT_REUSE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:caps:
+   *
+   * The RTP stream's caps, as an SDP would give them:
+   * application/x-rtp with encoding-name, clock-rate, payload (only
+   * packets of that payload type are accepted; absent = any) and the
+   * sprop-* parameters: sprop-parameter-sets for H.264; sprop-vps,
+   * sprop-sps, sprop-pps for H.265 and H.266 (and sprop-dci for H.266);
+   * sprop-max-don-diff > 0 for H.265 when the sender puts DONL fields in
+   * its packets. For Opus, sprop-stereo and sprop-maxcapturerate set the
+   * output channels and rate. Parameter sets are put in band before the
+   * first access unit, and again after the caps change.
+   */
+  g_object_class_install_property (gobject_class, PROP_CAPS,
+      g_param_spec_boxed ("caps", "Caps",
+          "The caps of the RTP stream (application/x-rtp with encoding-name, "
+          "payload, sprop-* fields)", GST_TYPE_CAPS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:timeout:
+   *
+   * Post a "GstUvgRtpSrcTimeout" element message, with a guint64 field
+   * "timeout" holding this value, each time no packet has arrived for this
+   * many nanoseconds. 0 disables.
+   */
+  g_object_class_install_property (gobject_class, PROP_TIMEOUT,
+      g_param_spec_uint64 ("timeout", "Timeout",
+          "Post a GstUvgRtpSrcTimeout message after this many nanoseconds "
+          "without packets (0 = disabled)", 0, G_MAXUINT64, DEFAULT_TIMEOUT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:encoding-name:
+   *
+   * Shortcut for the codec: H264, H265, H266 or OPUS. Overrides the
+   * encoding-name field of #GstUvgRtpSrc:caps. One of the two must name
+   * the codec.
+   */
+  g_object_class_install_property (gobject_class, PROP_ENCODING_NAME,
+      g_param_spec_string ("encoding-name", "Encoding name",
+          "Codec of the stream: H264, H265, H266 or OPUS (overrides the "
+          "caps' encoding-name)", DEFAULT_ENCODING_NAME,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:recv-mode:
+   *
+   * How datagrams are read from the kernel. auto uses UDP GRO where the
+   * kernel has it, else recvmmsg. The mode in effect is in
+   * #GstUvgRtpSrc:stats.
+   */
+  g_object_class_install_property (gobject_class, PROP_RECV_MODE,
+      g_param_spec_enum ("recv-mode", "Receive mode",
+          "How datagrams are read from the kernel",
+          GST_TYPE_UVGRTP_RECV_MODE, DEFAULT_RECV_MODE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:latency:
+   *
+   * How long, in milliseconds, to wait for a missing packet before it is
+   * declared lost. Packets that arrive out of order within this time are
+   * put back in order. Also reported as the element's latency.
+   */
+  g_object_class_install_property (gobject_class, PROP_LATENCY,
+      g_param_spec_uint ("latency", "Latency",
+          "How long to wait for a missing packet before declaring it lost (ms)",
+          0, G_MAXUINT / 1000, DEFAULT_LATENCY,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:wait-for-keyframe:
+   *
+   * Drop access units until a keyframe arrives, at start and after damage.
+   */
+  g_object_class_install_property (gobject_class, PROP_WAIT_FOR_KEYFRAME,
+      g_param_spec_boolean ("wait-for-keyframe", "Wait for keyframe",
+          "Drop access units until a keyframe, at start and after damage",
+          DEFAULT_WAIT_FOR_KEYFRAME,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:loss-policy:
+   *
+   * What to do with an access unit that lost packets: drop it whole
+   * (drop-au), or deliver it without the damaged NAL units, flagged
+   * GST_BUFFER_FLAG_CORRUPTED (drop-nal). A NAL unit with missing
+   * fragments is never delivered.
+   */
+  g_object_class_install_property (gobject_class, PROP_LOSS_POLICY,
+      g_param_spec_enum ("loss-policy", "Loss policy",
+          "What to do with an access unit that lost packets",
+          GST_TYPE_UVGRTP_LOSS_POLICY, DEFAULT_LOSS_POLICY,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:max-au-size:
+   *
+   * Largest access unit in bytes; larger ones are dropped (counted as
+   * oversize). Bounds the memory a hostile sender can make the element use.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_AU_SIZE,
+      g_param_spec_uint ("max-au-size", "Maximum access unit size",
+          "Largest access unit in bytes; larger ones are dropped",
+          1024, G_MAXUINT, DEFAULT_MAX_AU_SIZE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:stats:
+   *
+   * Counters of the session, a GstStructure named
+   * "application/x-uvgrtp-src-stats" with the guint64 fields packets
+   * (accepted RTP packets), bytes (their payload), access-units
+   * (delivered), lost (packets given up on), dropped (access units lost to
+   * damage, keyframe wait or queue overflow), dropped-nal-units,
+   * malformed, foreign (wrong payload type or SSRC), unsupported (valid
+   * but unsupported packets, such as H.265 PACI), duplicates, late,
+   * reordered, oversize (access units above max-au-size), truncated
+   * (datagrams too large to receive) and syscalls (receive system calls);
+   * the gint field buffer-size (receive buffer in effect, bytes) and the
+   * string field recv-mode (the mode in effect: gro, mmsg or plain).
+   * Still readable after the element stopped.
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Counters of the session (application/x-uvgrtp-src-stats)",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "uvgRTP receiver", "Source/Network/Depayloader",
+      "Receives RTP over UDP and depayloads H.264, H.265, H.266 and Opus "
+      "(batched reception, zero-copy output)", "gst-uvgrtp developers");
+
+  element_class->send_event = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_send_event);
+
+  basesrc_class->start = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_start);
+  basesrc_class->stop = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_stop);
+  basesrc_class->unlock = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_unlock);
+  basesrc_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_unlock_stop);
+  basesrc_class->get_caps = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_get_caps);
+  basesrc_class->negotiate = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_negotiate);
+  basesrc_class->query = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_query);
+
+  pushsrc_class->create = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_create);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_RECV_MODE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_LOSS_POLICY, 0);
+}
+
+static void
+gst_uvgrtp_src_init (GstUvgRtpSrc * self)
+{
+  self->address = g_strdup (DEFAULT_ADDRESS);
+  self->port = DEFAULT_PORT;
+  self->multicast_iface = g_strdup (DEFAULT_MULTICAST_IFACE);
+  self->buffer_size = DEFAULT_BUFFER_SIZE;
+  self->reuse = DEFAULT_REUSE;
+  self->caps = NULL;
+  self->timeout = DEFAULT_TIMEOUT;
+  self->encoding_name = g_strdup (DEFAULT_ENCODING_NAME);
+  self->recv_mode = DEFAULT_RECV_MODE;
+  self->latency = DEFAULT_LATENCY;
+  self->wait_for_keyframe = DEFAULT_WAIT_FOR_KEYFRAME;
+  self->loss_policy = DEFAULT_LOSS_POLICY;
+  self->max_au_size = DEFAULT_MAX_AU_SIZE;
+  self->sock.fd = -1;
+  self->sock.wake_fd = -1;
+
+  gst_base_src_set_live (GST_BASE_SRC (self), TRUE);
+  gst_base_src_set_format (GST_BASE_SRC (self), GST_FORMAT_TIME);
+  gst_base_src_set_do_timestamp (GST_BASE_SRC (self), FALSE);
+}
+
+static void
+session_clear (GstUvgRtpSrcSession * s)
+{
+  if (s->params)
+    gst_memory_unref (s->params);
+  memset (s, 0, sizeof (*s));
+}
+
+static void
+gst_uvgrtp_src_finalize (GObject * object)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (object);
+
+  g_free (self->address);
+  g_free (self->multicast_iface);
+  g_free (self->encoding_name);
+  gst_caps_replace (&self->caps, NULL);
+  session_clear (&self->session);
+  if (self->last_stats)
+    gst_structure_free (self->last_stats);
+
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+/* --- configuration ------------------------------------------------------ */
+
+static gboolean
+codec_from_name (const gchar * name, urtp_codec_t * codec)
+{
+  /* rtpopuspay's name for Opus before RFC 7587 */
+  if (g_ascii_strcasecmp (name, "X-GST-OPUS-DRAFT-SPITTKA-00") == 0) {
+    *codec = URTP_CODEC_OPUS;
+    return TRUE;
+  }
+  return urtp_codec_from_name (name, codec) == 0;
+}
+
+/* Kinds of configuration error, for the bus message. */
+enum
+{
+  ERR_SETTINGS,
+  ERR_STREAM,
+};
+
+/* An SDP fmtp parameter as an integer; caps made from SDP hold strings. */
+static gboolean
+structure_get_int_param (const GstStructure * s, const gchar * field,
+    gint * out)
+{
+  const GValue *v = gst_structure_get_value (s, field);
+  const gchar *str;
+  gchar *end;
+  gint64 n;
+
+  if (!v)
+    return FALSE;
+  if (G_VALUE_HOLDS_INT (v)) {
+    *out = g_value_get_int (v);
+    return TRUE;
+  }
+  if (G_VALUE_HOLDS_UINT (v)) {
+    *out = (gint) MIN (g_value_get_uint (v), (guint) G_MAXINT);
+    return TRUE;
+  }
+  if (!G_VALUE_HOLDS_STRING (v) || !(str = g_value_get_string (v)))
+    return FALSE;
+  n = g_ascii_strtoll (str, &end, 10);
+  if (end == str || n < G_MININT || n > G_MAXINT)
+    return FALSE;
+  *out = (gint) n;
+  return TRUE;
+}
+
+/* Appends the base64 NAL units of a comma-separated list, each after a
+ * 4-byte start code. */
+static void
+append_param_sets (GByteArray * out, const gchar * list)
+{
+  static const guint8 start_code[4] = { 0, 0, 0, 1 };
+  gchar **parts;
+  guint i;
+
+  if (!list)
+    return;
+  parts = g_strsplit (list, ",", -1);
+  for (i = 0; parts[i]; i++) {
+    gchar *b64 = g_strstrip (parts[i]);
+    guchar *nal;
+    gsize len = 0;
+
+    if (!*b64)
+      continue;
+    nal = g_base64_decode (b64, &len);
+    if (len > 0) {
+      g_byte_array_append (out, start_code, sizeof (start_code));
+      g_byte_array_append (out, nal, (guint) len);
+    }
+    g_free (nal);
+  }
+  g_strfreev (parts);
+}
+
+/* Resolves the codec, payload type and parameter sets from the properties.
+ * Called with the object lock. On failure returns FALSE with a message for
+ * the bus in *err_msg (and the kind of error in *err_code). */
+static gboolean
+resolve_session (GstUvgRtpSrc * self, GstUvgRtpSrcSession * out,
+    gchar ** err_msg, gint * err_code)
+{
+  const GstStructure *s = NULL;
+  const gchar *name = NULL;
+  GByteArray *params;
+  gint v;
+
+  memset (out, 0, sizeof (*out));
+  out->pt = -1;
+  *err_code = ERR_SETTINGS;
+
+  if (self->caps && gst_caps_get_size (self->caps) > 0)
+    s = gst_caps_get_structure (self->caps, 0);
+
+  if (self->encoding_name && *self->encoding_name)
+    name = self->encoding_name;
+  else if (s)
+    name = gst_structure_get_string (s, "encoding-name");
+
+  if (!name) {
+    *err_msg = g_strdup ("No codec given: set the 'encoding-name' property "
+        "(H264, H265, H266 or OPUS) or the 'caps' property with an "
+        "encoding-name field");
+    return FALSE;
+  }
+  if (!codec_from_name (name, &out->codec)) {
+    *err_msg = g_strdup_printf ("Unsupported encoding-name '%s' (from the "
+        "'%s' property): supported are H264, H265, H266 and OPUS", name,
+        name == self->encoding_name ? "encoding-name" : "caps");
+    return FALSE;
+  }
+
+  out->clock_rate = urtp_codec_clock_rate (out->codec);
+  if (!s)
+    return TRUE;
+
+  if (structure_get_int_param (s, "payload", &v)) {
+    if (v < 0 || v > 127) {
+      *err_msg = g_strdup_printf ("Invalid payload type %d in the 'caps' "
+          "property (0..127)", v);
+      return FALSE;
+    }
+    out->pt = v;
+  }
+  if (structure_get_int_param (s, "clock-rate", &v) && v > 0)
+    out->clock_rate = (guint) v;
+
+  if (structure_get_int_param (s, "sprop-max-don-diff", &v) && v > 0) {
+    if (out->codec != URTP_CODEC_H265) {
+      *err_code = ERR_STREAM;
+      *err_msg = g_strdup_printf ("The caps give sprop-max-don-diff=%d for "
+          "%s: decoding order numbers are only supported for H.265", v,
+          urtp_codec_name (out->codec));
+      return FALSE;
+    }
+    out->donl = TRUE;
+  }
+  if (out->codec == URTP_CODEC_H264 &&
+      structure_get_int_param (s, "packetization-mode", &v) && v == 2) {
+    *err_code = ERR_STREAM;
+    *err_msg = g_strdup ("The caps give packetization-mode=2: H.264 "
+        "interleaved mode is not supported");
+    return FALSE;
+  }
+
+  params = g_byte_array_new ();
+  switch (out->codec) {
+    case URTP_CODEC_H264:
+      append_param_sets (params,
+          gst_structure_get_string (s, "sprop-parameter-sets"));
+      break;
+    case URTP_CODEC_H266:
+      append_param_sets (params, gst_structure_get_string (s, "sprop-dci"));
+      /* fall through */
+    case URTP_CODEC_H265:
+      append_param_sets (params, gst_structure_get_string (s, "sprop-vps"));
+      append_param_sets (params, gst_structure_get_string (s, "sprop-sps"));
+      append_param_sets (params, gst_structure_get_string (s, "sprop-pps"));
+      break;
+    case URTP_CODEC_OPUS:{
+      const gchar *stereo = gst_structure_get_string (s, "sprop-stereo");
+
+      if (stereo)
+        out->channels = g_strcmp0 (stereo, "1") == 0 ? 2 : 1;
+      if (structure_get_int_param (s, "sprop-maxcapturerate", &v) && v > 0)
+        out->rate = v;
+      break;
+    }
+  }
+  if (params->len > 0) {
+    gsize len = params->len;
+    guint8 *data = g_byte_array_free (params, FALSE);
+
+    out->params = gst_memory_new_wrapped (GST_MEMORY_FLAG_READONLY, data,
+        len, 0, len, data, g_free);
+  } else {
+    g_byte_array_free (params, TRUE);
+  }
+  return TRUE;
+}
+
+static void
+post_config_error (GstUvgRtpSrc * self, gchar * msg, gint code)
+{
+  if (code == ERR_STREAM)
+    GST_ELEMENT_ERROR (self, STREAM, CODEC_NOT_FOUND, ("%s", msg), (NULL));
+  else
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", msg), (NULL));
+  g_free (msg);
+}
+
+static GstCaps *
+session_caps (const GstUvgRtpSrcSession * s)
+{
+  const gchar *media;
+  GstCaps *caps;
+
+  switch (s->codec) {
+    case URTP_CODEC_OPUS:
+      caps = gst_caps_new_simple ("audio/x-opus", "channel-mapping-family",
+          G_TYPE_INT, 0, "rate", G_TYPE_INT, s->rate > 0 ? s->rate : 48000,
+          NULL);
+      if (s->channels > 0)
+        gst_caps_set_simple (caps, "channels", G_TYPE_INT, s->channels, NULL);
+      return caps;
+    case URTP_CODEC_H264:
+      media = "video/x-h264";
+      break;
+    case URTP_CODEC_H265:
+      media = "video/x-h265";
+      break;
+    case URTP_CODEC_H266:
+    default:
+      media = "video/x-h266";
+      break;
+  }
+  return gst_caps_new_simple (media, "stream-format", G_TYPE_STRING,
+      "byte-stream", "alignment", G_TYPE_STRING, "au", NULL);
+}
+
+/* --- properties --------------------------------------------------------- */
+
+/* Parses udp://host:port into the address and port properties. Called with
+ * the object lock. */
+static gboolean
+set_uri (GstUvgRtpSrc * self, const gchar * uri)
+{
+  GstUri *u;
+  const gchar *host;
+  guint port;
+
+  if (!uri)
+    return FALSE;
+  u = gst_uri_from_string (uri);
+  if (!u)
+    return FALSE;
+  if (g_strcmp0 (gst_uri_get_scheme (u), "udp") != 0) {
+    gst_uri_unref (u);
+    return FALSE;
+  }
+  host = gst_uri_get_host (u);
+  port = gst_uri_get_port (u);
+  if (port != GST_URI_NO_PORT && port > G_MAXUINT16) {
+    gst_uri_unref (u);
+    return FALSE;
+  }
+  if (host && *host) {
+    g_free (self->address);
+    self->address = g_strdup (host);
+  }
+  if (port != GST_URI_NO_PORT)
+    self->port = (gint) port;
+  gst_uri_unref (u);
+  return TRUE;
+}
+
+static gchar *
+get_uri (GstUvgRtpSrc * self)
+{
+  /* IPv6 literals go in brackets */
+  if (self->address && strchr (self->address, ':'))
+    return g_strdup_printf ("udp://[%s]:%d", self->address, self->port);
+  return g_strdup_printf ("udp://%s:%d", self->address, self->port);
+}
+
+static GstStructure *build_stats (GstUvgRtpSrc * self);
+
+static void
+gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_ADDRESS:
+      g_free (self->address);
+      self->address = g_value_dup_string (value);
+      if (!self->address)
+        self->address = g_strdup (DEFAULT_ADDRESS);
+      break;
+    case PROP_PORT:
+      self->port = g_value_get_int (value);
+      break;
+    case PROP_URI:
+      if (!set_uri (self, g_value_get_string (value)))
+        GST_WARNING_OBJECT (self, "Invalid URI '%s': expected udp://host:port",
+            GST_STR_NULL (g_value_get_string (value)));
+      break;
+    case PROP_MULTICAST_IFACE:
+      g_free (self->multicast_iface);
+      self->multicast_iface = g_value_dup_string (value);
+      break;
+    case PROP_BUFFER_SIZE:
+      self->buffer_size = g_value_get_int (value);
+      break;
+    case PROP_REUSE:
+      self->reuse = g_value_get_boolean (value);
+      break;
+    case PROP_CAPS:{
+      const GstCaps *caps = gst_value_get_caps (value);
+      GstCaps *copy = caps ? gst_caps_copy (caps) : NULL;
+
+      gst_caps_replace (&self->caps, copy);
+      if (copy)
+        gst_caps_unref (copy);
+      if (self->opened)
+        self->caps_changed = TRUE;
+      break;
+    }
+    case PROP_TIMEOUT:
+      self->timeout = g_value_get_uint64 (value);
+      break;
+    case PROP_ENCODING_NAME:
+      g_free (self->encoding_name);
+      self->encoding_name = g_value_dup_string (value);
+      if (self->opened)
+        self->caps_changed = TRUE;
+      break;
+    case PROP_RECV_MODE:
+      self->recv_mode = g_value_get_enum (value);
+      break;
+    case PROP_LATENCY:
+      self->latency = g_value_get_uint (value);
+      break;
+    case PROP_WAIT_FOR_KEYFRAME:
+      self->wait_for_keyframe = g_value_get_boolean (value);
+      break;
+    case PROP_LOSS_POLICY:
+      self->loss_policy = g_value_get_enum (value);
+      break;
+    case PROP_MAX_AU_SIZE:
+      self->max_au_size = g_value_get_uint (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_uvgrtp_src_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_ADDRESS:
+      g_value_set_string (value, self->address);
+      break;
+    case PROP_PORT:
+      g_value_set_int (value, self->port);
+      break;
+    case PROP_URI:
+      g_value_take_string (value, get_uri (self));
+      break;
+    case PROP_MULTICAST_IFACE:
+      g_value_set_string (value, self->multicast_iface);
+      break;
+    case PROP_BUFFER_SIZE:
+      g_value_set_int (value, self->buffer_size);
+      break;
+    case PROP_REUSE:
+      g_value_set_boolean (value, self->reuse);
+      break;
+    case PROP_CAPS:
+      gst_value_set_caps (value, self->caps);
+      break;
+    case PROP_TIMEOUT:
+      g_value_set_uint64 (value, self->timeout);
+      break;
+    case PROP_ENCODING_NAME:
+      g_value_set_string (value, self->encoding_name);
+      break;
+    case PROP_RECV_MODE:
+      g_value_set_enum (value, self->recv_mode);
+      break;
+    case PROP_LATENCY:
+      g_value_set_uint (value, self->latency);
+      break;
+    case PROP_WAIT_FOR_KEYFRAME:
+      g_value_set_boolean (value, self->wait_for_keyframe);
+      break;
+    case PROP_LOSS_POLICY:
+      g_value_set_enum (value, self->loss_policy);
+      break;
+    case PROP_MAX_AU_SIZE:
+      g_value_set_uint (value, self->max_au_size);
+      break;
+    case PROP_STATS:
+      g_value_take_boxed (value, build_stats (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* --- statistics --------------------------------------------------------- */
+
+static void
+stats_add (urtp_depay_stats_t * dst, const urtp_depay_stats_t * src)
+{
+  dst->packets += src->packets;
+  dst->bytes += src->bytes;
+  dst->aus += src->aus;
+  dst->nals += src->nals;
+  dst->malformed += src->malformed;
+  dst->foreign += src->foreign;
+  dst->unsupported += src->unsupported;
+  dst->dropped_nals += src->dropped_nals;
+  dst->skipped += src->skipped;
+  dst->dropped_aus += src->dropped_aus;
+  dst->oversize += src->oversize;
+  dst->seq.delivered += src->seq.delivered;
+  dst->seq.lost += src->seq.lost;
+  dst->seq.duplicates += src->seq.duplicates;
+  dst->seq.late += src->seq.late;
+  dst->seq.reordered += src->seq.reordered;
+  dst->seq.resyncs += src->seq.resyncs;
+}
+
+/* Current totals, with those of depayloaders replaced by a caps change.
+ * Called with the object lock. */
+static void
+current_stats (GstUvgRtpSrc * self, urtp_depay_stats_t * out)
+{
+  *out = self->stats_base;
+  if (self->depay)
+    stats_add (out, urtp_depay_stats (self->depay));
+}
+
+/* Called with the object lock. */
+static GstStructure *
+build_stats (GstUvgRtpSrc * self)
+{
+  urtp_depay_stats_t st;
+  guint64 truncated = 0, syscalls = 0;
+  gint rcvbuf = 0;
+  const gchar *mode = "none";
+
+  if (!self->opened) {
+    if (self->last_stats)
+      return gst_structure_copy (self->last_stats);
+    memset (&st, 0, sizeof (st));
+  } else {
+    current_stats (self, &st);
+    truncated = self->rx_truncated;
+    syscalls = self->rx_syscalls;
+    rcvbuf = self->sock.rcvbuf;
+    mode = urtp_io_mode_name (self->sock.rx_mode);
+  }
+
+  return gst_structure_new ("application/x-uvgrtp-src-stats",
+      "packets", G_TYPE_UINT64, (guint64) st.packets,
+      "bytes", G_TYPE_UINT64, (guint64) st.bytes,
+      "access-units", G_TYPE_UINT64, (guint64) st.aus,
+      "lost", G_TYPE_UINT64, (guint64) st.seq.lost,
+      "dropped", G_TYPE_UINT64, (guint64) st.dropped_aus,
+      "dropped-nal-units", G_TYPE_UINT64, (guint64) st.dropped_nals,
+      "skipped", G_TYPE_UINT64, (guint64) st.skipped,
+      "malformed", G_TYPE_UINT64, (guint64) st.malformed,
+      "foreign", G_TYPE_UINT64, (guint64) st.foreign,
+      "unsupported", G_TYPE_UINT64, (guint64) st.unsupported,
+      "duplicates", G_TYPE_UINT64, (guint64) st.seq.duplicates,
+      "late", G_TYPE_UINT64, (guint64) st.seq.late,
+      "reordered", G_TYPE_UINT64, (guint64) st.seq.reordered,
+      "oversize", G_TYPE_UINT64, (guint64) st.oversize,
+      "truncated", G_TYPE_UINT64, truncated,
+      "syscalls", G_TYPE_UINT64, syscalls,
+      "buffer-size", G_TYPE_INT, rcvbuf, "recv-mode", G_TYPE_STRING, mode, NULL);
+}
+
+/* --- start / stop ------------------------------------------------------- */
+
+static urtp_depay_t *
+make_depay (GstUvgRtpSrc * self)
+{
+  urtp_depay_config_t cfg;
+
+  memset (&cfg, 0, sizeof (cfg));
+  cfg.codec = self->session.codec;
+  cfg.pt = self->session.pt;
+  cfg.ssrc = -1;
+  cfg.reorder_window = REORDER_WINDOW;
+  cfg.max_packet = 0;
+  cfg.max_au_size = self->max_au_size;
+  cfg.loss_policy = self->loss_policy == GST_UVGRTP_LOSS_DROP_NAL ?
+      URTP_LOSS_DROP_NAL : URTP_LOSS_DROP_AU;
+  cfg.wait_for_keyframe = self->wait_for_keyframe;
+  cfg.donl = self->session.donl;
+  return urtp_depay_new (&cfg);
+}
+
+static gboolean
+gst_uvgrtp_src_start (GstBaseSrc * bsrc)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (bsrc);
+  urtp_sock_config_t cfg;
+  GstUvgRtpSrcSession session;
+  gchar *err_msg = NULL, *address, *iface;
+  gint err_code, port, buffer_size, ret;
+
+  GST_OBJECT_LOCK (self);
+  if (!resolve_session (self, &session, &err_msg, &err_code)) {
+    GST_OBJECT_UNLOCK (self);
+    post_config_error (self, err_msg, err_code);
+    return FALSE;
+  }
+  address = g_strdup (self->address);
+  iface = g_strdup (self->multicast_iface);
+  port = self->port;
+  buffer_size = self->buffer_size;
+
+  memset (&cfg, 0, sizeof (cfg));
+  cfg.bind_addr = address;
+  cfg.bind_port = (uint16_t) port;
+  cfg.multicast_iface = iface && *iface ? iface : NULL;
+  cfg.dscp = -1;
+  cfg.rcvbuf = buffer_size;
+  cfg.reuse = self->reuse;
+  cfg.tx_mode = URTP_IO_AUTO;
+  cfg.rx_mode = (urtp_io_mode_t) self->recv_mode;
+  GST_OBJECT_UNLOCK (self);
+
+  ret = urtp_sock_open (&self->sock, &cfg);
+  if (ret < 0) {
+    if (ret == -EINVAL)
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("Invalid address '%s' (properties 'address' / 'uri' / "
+              "'multicast-iface')", address), ("urtp_sock_open: %s",
+              g_strerror (-ret)));
+    else
+      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+          ("Could not bind to %s:%d (properties 'address' and 'port'): %s",
+              address, port, g_strerror (-ret)), (NULL));
+    self->sock.fd = -1;
+    self->sock.wake_fd = -1;
+    session_clear (&session);
+    g_free (address);
+    g_free (iface);
+    return FALSE;
+  }
+  GST_INFO_OBJECT (self, "bound to %s:%d, receive mode %s, buffer %d bytes",
+      address, urtp_sock_local_port (&self->sock),
+      urtp_io_mode_name (self->sock.rx_mode), self->sock.rcvbuf);
+
+  if (buffer_size > 0 && self->sock.rcvbuf < buffer_size) {
+    GST_WARNING_OBJECT (self, "asked for a %d byte receive buffer, the "
+        "kernel granted %d", buffer_size, self->sock.rcvbuf);
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, (NULL),
+        ("Could not set the receive buffer to %d bytes (property "
+            "'buffer-size'): the kernel granted %d. Raise "
+            "net.core.rmem_max or give the process CAP_NET_ADMIN.",
+            buffer_size, self->sock.rcvbuf));
+  }
+
+  ret = urtp_rx_init (&self->rx, RX_BATCH, RX_SLOT);
+  if (ret < 0) {
+    urtp_sock_close (&self->sock);
+    session_clear (&session);
+    g_free (address);
+    g_free (iface);
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, (NULL),
+        ("Could not allocate receive buffers"));
+    return FALSE;
+  }
+
+  GST_OBJECT_LOCK (self);
+  session_clear (&self->session);
+  self->session = session;
+  self->depay = make_depay (self);
+  if (!self->depay) {
+    GST_OBJECT_UNLOCK (self);
+    urtp_rx_destroy (&self->rx);
+    urtp_sock_close (&self->sock);
+    session_clear (&self->session);
+    g_free (address);
+    g_free (iface);
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
+        ("Could not create the depayloader (bad configuration or out of "
+            "memory)"));
+    return FALSE;
+  }
+  memset (&self->stats_base, 0, sizeof (self->stats_base));
+  self->rx_syscalls = 0;
+  self->rx_truncated = 0;
+  self->opened = TRUE;
+  self->caps_changed = FALSE;
+  self->send_params = TRUE;
+  self->discont = FALSE;
+  self->last_dropped = 0;
+  self->last_lost = 0;
+  self->unsupported_run = 0;
+  self->last_packet_us = 0;
+  self->pending_since_us = 0;
+  self->have_anchor = FALSE;
+  self->have_first_ts = FALSE;
+  self->draining = FALSE;
+  g_atomic_int_set (&self->eos, 0);
+  if (port == 0) {
+    self->port = urtp_sock_local_port (&self->sock);
+    port = -1;
+  }
+  GST_OBJECT_UNLOCK (self);
+
+  if (port == -1) {
+    g_object_notify (G_OBJECT (self), "port");
+    g_object_notify (G_OBJECT (self), "uri");
+  }
+  g_free (address);
+  g_free (iface);
+  return TRUE;
+}
+
+static gboolean
+gst_uvgrtp_src_stop (GstBaseSrc * bsrc)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (bsrc);
+  urtp_depay_t *depay;
+
+  GST_OBJECT_LOCK (self);
+  if (!self->opened) {
+    GST_OBJECT_UNLOCK (self);
+    return TRUE;
+  }
+  if (self->last_stats)
+    gst_structure_free (self->last_stats);
+  self->last_stats = build_stats (self);
+  depay = self->depay;
+  self->depay = NULL;
+  self->opened = FALSE;
+  session_clear (&self->session);
+  GST_OBJECT_UNLOCK (self);
+
+  urtp_depay_free (depay);
+  urtp_rx_destroy (&self->rx);
+  urtp_sock_close (&self->sock);
+  self->sock.fd = -1;
+  self->sock.wake_fd = -1;
+  return TRUE;
+}
+
+/* The wake-ups run under the object lock: stop() clears `opened` under it
+ * before closing the socket, so they never write to a closed descriptor. */
+static gboolean
+gst_uvgrtp_src_unlock (GstBaseSrc * bsrc)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (bsrc);
+
+  g_atomic_int_set (&self->flushing, 1);
+  GST_OBJECT_LOCK (self);
+  if (self->opened)
+    urtp_sock_wake (&self->sock);
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
+}
+
+static gboolean
+gst_uvgrtp_src_unlock_stop (GstBaseSrc * bsrc)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (bsrc);
+
+  g_atomic_int_set (&self->flushing, 0);
+  GST_OBJECT_LOCK (self);
+  if (self->opened)
+    urtp_sock_unwake (&self->sock);
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
+}
+
+/* An EOS sent to the element drains it: what the depayloader still holds is
+ * pushed out before the EOS, instead of being dropped as GstBaseSrc would. */
+static gboolean
+gst_uvgrtp_src_send_event (GstElement * element, GstEvent * event)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (element);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
+    gboolean opened;
+
+    GST_OBJECT_LOCK (self);
+    opened = self->opened;
+    if (opened) {
+      g_atomic_int_set (&self->eos, 1);
+      urtp_sock_wake (&self->sock);
+    }
+    GST_OBJECT_UNLOCK (self);
+    if (opened) {
+      GST_DEBUG_OBJECT (self, "EOS requested: draining");
+      gst_event_unref (event);
+      return TRUE;
+    }
+  }
+  return GST_ELEMENT_CLASS (parent_class)->send_event (element, event);
+}
+
+/* --- caps and queries --------------------------------------------------- */
+
+static GstCaps *
+gst_uvgrtp_src_get_caps (GstBaseSrc * bsrc, GstCaps * filter)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (bsrc);
+  GstCaps *caps = NULL;
+
+  GST_OBJECT_LOCK (self);
+  if (self->opened)
+    caps = session_caps (&self->session);
+  GST_OBJECT_UNLOCK (self);
+  if (!caps)
+    caps = gst_pad_get_pad_template_caps (GST_BASE_SRC_PAD (bsrc));
+
+  if (filter) {
+    GstCaps *tmp = gst_caps_intersect_full (filter, caps,
+        GST_CAPS_INTERSECT_FIRST);
+
+    gst_caps_unref (caps);
+    caps = tmp;
+  }
+  return caps;
+}
+
+static gboolean
+gst_uvgrtp_src_negotiate (GstBaseSrc * bsrc)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (bsrc);
+  GstCaps *caps = NULL;
+  gboolean ok;
+
+  GST_OBJECT_LOCK (self);
+  if (self->opened)
+    caps = session_caps (&self->session);
+  GST_OBJECT_UNLOCK (self);
+  if (!caps)
+    return FALSE;
+
+  if (!gst_pad_peer_query_accept_caps (GST_BASE_SRC_PAD (bsrc), caps)) {
+    GST_WARNING_OBJECT (self, "downstream does not accept %" GST_PTR_FORMAT,
+        caps);
+    gst_caps_unref (caps);
+    return FALSE;
+  }
+  GST_DEBUG_OBJECT (self, "output caps %" GST_PTR_FORMAT, caps);
+  ok = gst_base_src_set_caps (bsrc, caps);
+  gst_caps_unref (caps);
+  return ok;
+}
+
+static gboolean
+gst_uvgrtp_src_query (GstBaseSrc * bsrc, GstQuery * query)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (bsrc);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
+    GstClockTime min;
+
+    GST_OBJECT_LOCK (self);
+    min = self->latency * GST_MSECOND;
+    GST_OBJECT_UNLOCK (self);
+    gst_query_set_latency (query, TRUE, min, GST_CLOCK_TIME_NONE);
+    return TRUE;
+  }
+  return GST_BASE_SRC_CLASS (parent_class)->query (bsrc, query);
+}
+
+/* --- streaming ---------------------------------------------------------- */
+
+/* Samples (at 48 kHz) in an Opus packet, from its TOC byte (RFC 6716, 3.1),
+ * or 0 if the packet is not valid. */
+static guint
+opus_packet_samples (const guint8 * data, gsize len)
+{
+  static const guint silk_frames[4] = { 480, 960, 1920, 2880 };
+  guint config, frame, frames;
+
+  if (len < 1)
+    return 0;
+  config = data[0] >> 3;
+  if (config < 12)
+    frame = silk_frames[config & 3];
+  else if (config < 16)
+    frame = (config & 1) ? 960 : 480;
+  else
+    frame = 120u << (config & 3);
+
+  switch (data[0] & 3) {
+    case 0:
+      frames = 1;
+      break;
+    case 1:
+    case 2:
+      frames = 2;
+      break;
+    default:
+      if (len < 2)
+        return 0;
+      frames = data[1] & 0x3f;
+      break;
+  }
+  /* at most 120 ms per packet */
+  if (frames == 0 || frame * frames > 5760)
+    return 0;
+  return frame * frames;
+}
+
+/* Applies a caps or encoding-name change made while running. */
+static gboolean
+apply_caps_change (GstUvgRtpSrc * self)
+{
+  GstUvgRtpSrcSession session;
+  gchar *err_msg = NULL;
+  gint err_code;
+  gboolean rebuild;
+
+  GST_OBJECT_LOCK (self);
+  self->caps_changed = FALSE;
+  if (!resolve_session (self, &session, &err_msg, &err_code)) {
+    GST_OBJECT_UNLOCK (self);
+    post_config_error (self, err_msg, err_code);
+    return FALSE;
+  }
+  rebuild = session.codec != self->session.codec ||
+      session.pt != self->session.pt || session.donl != self->session.donl;
+  session_clear (&self->session);
+  self->session = session;
+  if (rebuild) {
+    urtp_depay_t *d = make_depay (self);
+
+    if (!d) {
+      GST_OBJECT_UNLOCK (self);
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
+          ("Could not create the depayloader"));
+      return FALSE;
+    }
+    GST_INFO_OBJECT (self, "codec or payload type changed: new depayloader");
+    stats_add (&self->stats_base, urtp_depay_stats (self->depay));
+    urtp_depay_free (self->depay);
+    self->depay = d;
+    self->pending_since_us = 0;
+    self->discont = TRUE;
+  }
+  self->send_params = TRUE;
+  GST_OBJECT_UNLOCK (self);
+
+  if (!gst_base_src_negotiate (GST_BASE_SRC (self))) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+        ("Downstream refused the caps after a caps change"));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Running time now, or NONE without a clock. */
+static GstClockTime
+running_time_now (GstUvgRtpSrc * self)
+{
+  GstClock *clock = gst_element_get_clock (GST_ELEMENT (self));
+  GstClockTime now, base;
+
+  if (!clock)
+    return GST_CLOCK_TIME_NONE;
+  now = gst_clock_get_time (clock);
+  gst_object_unref (clock);
+  base = gst_element_get_base_time (GST_ELEMENT (self));
+  return now > base ? now - base : 0;
+}
+
+/* Parameter sets repeated after the first slice of an access unit
+ * (rtph264pay with config-interval=-1 puts SPS and PPS before every IDR
+ * slice) start a new access unit by the letter of H.264 7.4.1.2.3 and
+ * H.265 7.4.2.4.4, so parsers split the picture. Drops such repeats when
+ * they are identical to a parameter set earlier in the AU. Only keyframes
+ * are scanned, and the AU is copied only when there is something to drop. */
+#define MAX_PARAM_SETS 32
+
+static void
+drop_repeated_param_sets (urtp_codec_t codec, urtp_au_t * au)
+{
+  const urtp_h26x_desc_t *desc = urtp_h26x_desc (codec);
+  urtp_nal_t ps[MAX_PARAM_SETS], nal;
+  urtp_scl_iter_t it;
+  guint nps = 0;
+  gboolean seen_vcl = FALSE, drop = FALSE;
+  gsize out_len = 0;
+  guint8 *out, *w;
+
+  if (!desc)
+    return;
+  urtp_scl_iter_init (&it, au->data, au->len);
+  while (urtp_scl_next (&it, &nal)) {
+    gboolean repeat = FALSE;
+    guint type, i;
+
+    if (nal.len < desc->hdr_len)
+      return;
+    type = urtp_h26x_type (desc, nal.data);
+    if (urtp_h26x_is_vcl (desc, type)) {
+      seen_vcl = TRUE;
+    } else if (urtp_h26x_is_param_set (desc, type)) {
+      for (i = 0; i < nps && !repeat; i++)
+        repeat = seen_vcl && ps[i].len == nal.len &&
+            memcmp (ps[i].data, nal.data, nal.len) == 0;
+      if (!repeat) {
+        if (nps == MAX_PARAM_SETS)
+          return;
+        ps[nps++] = nal;
+      }
+    }
+    if (repeat)
+      drop = TRUE;
+    else
+      out_len += 4 + nal.len;
+  }
+  if (!drop)
+    return;
+
+  out = malloc (out_len);
+  if (!out)
+    return;
+  w = out;
+  nps = 0;
+  seen_vcl = FALSE;
+  urtp_scl_iter_init (&it, au->data, au->len);
+  while (urtp_scl_next (&it, &nal)) {
+    guint type = urtp_h26x_type (desc, nal.data), i;
+    gboolean repeat = FALSE;
+
+    if (urtp_h26x_is_vcl (desc, type)) {
+      seen_vcl = TRUE;
+    } else if (urtp_h26x_is_param_set (desc, type)) {
+      for (i = 0; i < nps && !repeat; i++)
+        repeat = seen_vcl && ps[i].len == nal.len &&
+            memcmp (ps[i].data, nal.data, nal.len) == 0;
+      if (!repeat)
+        ps[nps++] = nal;
+    }
+    if (repeat)
+      continue;
+    w[0] = 0;
+    w[1] = 0;
+    w[2] = 0;
+    w[3] = 1;
+    memcpy (w + 4, nal.data, nal.len);
+    w += 4 + nal.len;
+  }
+  free (au->data);
+  au->data = out;
+  au->len = out_len;
+}
+
+/* Wraps the access unit into a buffer, without copying it. Called with the
+ * object lock. */
+static GstBuffer *
+make_buffer (GstUvgRtpSrc * self, urtp_au_t * au)
+{
+  const urtp_depay_stats_t *st;
+  urtp_depay_stats_t tot;
+  GstBuffer *buf;
+  gboolean opus = self->session.codec == URTP_CODEC_OPUS;
+  gint64 ext, diff;
+
+  if (au->len == 0) {
+    free (au->data);
+    return NULL;
+  }
+  if (!opus && (au->flags & URTP_AU_KEYFRAME))
+    drop_repeated_param_sets (self->session.codec, au);
+  buf = gst_buffer_new_wrapped_full (0, au->data, au->len, 0, au->len,
+      au->data, free);
+
+  if (self->send_params && self->session.params && !opus)
+    gst_buffer_prepend_memory (buf, gst_memory_ref (self->session.params));
+  self->send_params = FALSE;
+
+  if (!opus && !(au->flags & URTP_AU_KEYFRAME))
+    GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT);
+  if (au->flags & URTP_AU_DAMAGED)
+    GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_CORRUPTED);
+
+  current_stats (self, &tot);
+  st = &tot;
+  if ((au->flags & URTP_AU_DISCONT) || self->discont ||
+      st->dropped_aus != self->last_dropped || st->seq.lost != self->last_lost)
+    GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
+  self->discont = FALSE;
+  self->last_dropped = st->dropped_aus;
+  self->last_lost = st->seq.lost;
+
+  /* Extend the 32-bit RTP timestamp: the nearest value to the last one, so
+   * that wrap-around and B-frame reordering both come out right. */
+  if (!self->have_first_ts) {
+    self->have_first_ts = TRUE;
+    self->first_ts = au->rtp_ts;
+    self->last_ext_ts = (gint64) au->rtp_ts;
+  }
+  ext = self->last_ext_ts + (gint32) (au->rtp_ts - (guint32) self->last_ext_ts);
+  self->last_ext_ts = ext;
+  diff = ext - (gint64) self->first_ts;
+
+  if (self->have_anchor) {
+    GstClockTime off = gst_util_uint64_scale_int ((guint64) ABS (diff),
+        GST_SECOND, (gint) self->session.clock_rate);
+    GstClockTime pts;
+
+    if (diff >= 0)
+      pts = self->anchor + off;
+    else
+      pts = self->anchor > off ? self->anchor - off : 0;
+    GST_BUFFER_PTS (buf) = pts;
+    if (opus)
+      GST_BUFFER_DTS (buf) = pts;
+  }
+  if (opus) {
+    guint samples = opus_packet_samples (au->data, au->len);
+
+    if (samples)
+      GST_BUFFER_DURATION (buf) = gst_util_uint64_scale_int (samples,
+          GST_SECOND, 48000);
+  }
+  GST_LOG_OBJECT (self, "AU ts %u seq %" G_GUINT64_FORMAT "..%"
+      G_GUINT64_FORMAT " %" G_GSIZE_FORMAT " bytes, %u NAL units, flags 0x%x,"
+      " pts %" GST_TIME_FORMAT, au->rtp_ts, (guint64) au->first_seq,
+      (guint64) au->last_seq, au->len, au->nal_count, au->flags,
+      GST_TIME_ARGS (GST_BUFFER_PTS (buf)));
+  return buf;
+}
+
+/* Offers a batch of n received datagrams to the depayloader and gives up
+ * on missing packets that have been waited for `latency`. Returns FALSE
+ * when the stream turned out to be unsupported (error posted). */
+static gboolean
+push_batch (GstUvgRtpSrc * self, gint n, gint64 now)
+{
+  const urtp_depay_stats_t *st;
+  GstClockTime arrival = GST_CLOCK_TIME_NONE;
+  gboolean have_anchor;
+  gint64 latency_us;
+  gint i;
+
+  GST_OBJECT_LOCK (self);
+  have_anchor = self->have_anchor;
+  GST_OBJECT_UNLOCK (self);
+  /* the first accepted packet anchors the timestamps */
+  if (n > 0 && !have_anchor)
+    arrival = running_time_now (self);
+
+  GST_OBJECT_LOCK (self);
+  latency_us = (gint64) self->latency * 1000;
+  self->rx_syscalls = self->sock.rx_syscalls;
+  self->rx_truncated = self->rx.truncated;
+  st = urtp_depay_stats (self->depay);
+  for (i = 0; i < n; i++) {
+    uint64_t unsupported = st->unsupported, packets = st->packets;
+
+    urtp_depay_push (self->depay, self->rx.dgrams[i].data,
+        self->rx.dgrams[i].len);
+    if (st->unsupported != unsupported)
+      self->unsupported_run++;
+    else if (st->packets != packets)
+      self->unsupported_run = 0;
+  }
+  if (!self->have_anchor && st->packets > 0
+      && GST_CLOCK_TIME_IS_VALID (arrival)) {
+    self->have_anchor = TRUE;
+    self->anchor = arrival;
+  }
+
+  /* the reorder window's clock starts when it begins to hold packets */
+  if (urtp_depay_pending (self->depay) == 0)
+    self->pending_since_us = 0;
+  else if (self->pending_since_us == 0)
+    self->pending_since_us = now;
+  if (self->pending_since_us && now - self->pending_since_us >= latency_us) {
+    GST_DEBUG_OBJECT (self, "gave up waiting for missing packets");
+    urtp_depay_flush (self->depay, false);
+    self->pending_since_us = 0;
+  }
+  if (n > 0)
+    self->last_packet_us = now;
+  GST_OBJECT_UNLOCK (self);
+
+  if (self->unsupported_run >= UNSUPPORTED_LIMIT) {
+    GST_ELEMENT_ERROR (self, STREAM, CODEC_NOT_FOUND,
+        ("The stream uses a packet structure this element does not support "
+            "(%u consecutive unsupported packets, such as H.265 PACI, H.264 "
+            "interleaved mode or reserved NAL unit types)",
+            self->unsupported_run), (NULL));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static GstFlowReturn
+gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (psrc);
+  gboolean caps_changed;
+  guint64 timeout_ns;
+  gint64 now, latency_us, wait_us;
+  urtp_au_t au;
+  gint n;
+
+  if (self->last_packet_us == 0)
+    self->last_packet_us = g_get_monotonic_time ();
+
+  for (;;) {
+    GstBuffer *buf = NULL;
+
+    if (g_atomic_int_get (&self->flushing))
+      return GST_FLOW_FLUSHING;
+
+    /* a caps change applies from the next access unit out */
+    GST_OBJECT_LOCK (self);
+    caps_changed = self->caps_changed;
+    GST_OBJECT_UNLOCK (self);
+    if (caps_changed && !apply_caps_change (self))
+      return GST_FLOW_ERROR;
+
+    GST_OBJECT_LOCK (self);
+    while (!buf && urtp_depay_pop (self->depay, &au))
+      buf = make_buffer (self, &au);
+    timeout_ns = self->timeout;
+    latency_us = (gint64) self->latency * 1000;
+    GST_OBJECT_UNLOCK (self);
+    if (buf) {
+      *outbuf = buf;
+      return GST_FLOW_OK;
+    }
+    if (self->draining)
+      return GST_FLOW_EOS;
+
+    if (g_atomic_int_get (&self->eos)) {
+      /* Take what the kernel already holds, a batch at a time so that the
+       * depayloader's queue is emptied in between, then finish. */
+      urtp_sock_unwake (&self->sock);
+      n = urtp_sock_recv (&self->sock, &self->rx, 0);
+      if (n > 0) {
+        if (!push_batch (self, n, g_get_monotonic_time ()))
+          return GST_FLOW_ERROR;
+        continue;
+      }
+      if (n == -EINTR)
+        continue;
+      GST_DEBUG_OBJECT (self, "EOS: flushing the depayloader");
+      GST_OBJECT_LOCK (self);
+      urtp_depay_flush (self->depay, true);
+      GST_OBJECT_UNLOCK (self);
+      self->draining = TRUE;
+      continue;
+    }
+
+    /* Wait no longer than the next reorder or timeout deadline. */
+    now = g_get_monotonic_time ();
+    wait_us = -1;
+    if (self->pending_since_us)
+      wait_us = MAX (0, self->pending_since_us + latency_us - now);
+    if (timeout_ns) {
+      gint64 t = MAX (0, self->last_packet_us +
+          (gint64) (timeout_ns / 1000) - now);
+
+      wait_us = wait_us < 0 ? t : MIN (wait_us, t);
+    }
+
+    n = urtp_sock_recv (&self->sock, &self->rx,
+        wait_us < 0 ? -1 : (gint) MIN ((wait_us + 999) / 1000, G_MAXINT));
+    if (n == -EINTR) {
+      /* woken by unlock or EOS, which the loop checks; else stale */
+      if (!g_atomic_int_get (&self->flushing)
+          && !g_atomic_int_get (&self->eos))
+        urtp_sock_unwake (&self->sock);
+      continue;
+    }
+    if (n < 0) {
+      GST_ELEMENT_ERROR (self, RESOURCE, READ, (NULL),
+          ("Receive failed: %s", g_strerror (-n)));
+      return GST_FLOW_ERROR;
+    }
+
+    now = g_get_monotonic_time ();
+    if (!push_batch (self, n, now))
+      return GST_FLOW_ERROR;
+
+    if (n == 0 && timeout_ns
+        && now - self->last_packet_us >= (gint64) (timeout_ns / 1000)) {
+      GST_DEBUG_OBJECT (self, "no packet for %" GST_TIME_FORMAT,
+          GST_TIME_ARGS (timeout_ns));
+      gst_element_post_message (GST_ELEMENT (self),
+          gst_message_new_element (GST_OBJECT (self),
+              gst_structure_new ("GstUvgRtpSrcTimeout", "timeout",
+                  G_TYPE_UINT64, timeout_ns, NULL)));
+      self->last_packet_us = now;
+    }
+  }
+}
