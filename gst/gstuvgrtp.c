@@ -14,12 +14,8 @@ plugin_init (GstPlugin * plugin)
 {
   gboolean ret = FALSE;
 
-#ifdef HAVE_UVGRTPSINK
   ret |= GST_ELEMENT_REGISTER (uvgrtpsink, plugin);
-#endif
-#ifdef HAVE_UVGRTPSRC
   ret |= GST_ELEMENT_REGISTER (uvgrtpsrc, plugin);
-#endif
   return ret;
 }
 
