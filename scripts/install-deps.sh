@@ -14,9 +14,11 @@ packages=(
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
   python3-gi python3-gst-1.0 gir1.2-gstreamer-1.0
   # crypto
-  libsrtp2-dev libssl-dev
-  # network namespaces for impairment tests
+  libsrtp2-dev libssl-dev libbzrtp-dev
+  # network namespaces for impairment tests and the veth benchmark
   iproute2
+  # benchmark plots (bench/run.py)
+  python3-matplotlib
 )
 
 missing=()

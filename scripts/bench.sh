@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# One command for the benchmark: installs what is needed, makes a release
+# build in build/release, then runs bench/run.py (uvgrtpsink/uvgrtpsrc against
+# the stock rtph265pay/udpsink path and the raw UDP ceiling, on loopback and,
+# as root, across a veth pair between two network namespaces it creates).
+# Results: build/bench/results.csv, build/bench/*.png, docs/benchmarks.md.
+# Usage: scripts/bench.sh [--quick] [run.py options...]   (--help for all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+bash scripts/install-deps.sh
+
+builddir=build/release
+if [ -f "$builddir/build.ninja" ]; then
+  meson setup --reconfigure "$builddir" --buildtype=release >/dev/null
+else
+  meson setup "$builddir" --buildtype=release >/dev/null
+fi
+ninja -C "$builddir" -j2 bench/rawudp bench/uvgrtp-bench
+# The elements may be mid-change: without them the uvgrtp runs are marked pending.
+if ! ninja -C "$builddir" -j2 gst/libgstuvgrtp.so; then
+  echo "bench.sh: the uvgrtp plugin did not build; uvgrtp runs will be marked pending" >&2
+fi
+
+# Debian's interpreter: python3-matplotlib is installed for it.
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+BENCH_SH=1 exec "$py" "$root/bench/run.py" --builddir "$root/$builddir" "$@"
