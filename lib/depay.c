@@ -493,10 +493,10 @@ static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t seq,
       return;
     p = &parsed;
   }
-  bool gap = lost_before > 0;
+  bool gap = lost_before > 0, resync = false;
   if (d->ro.stats.resyncs != d->resyncs_seen) {
     d->resyncs_seen = d->ro.stats.resyncs;
-    gap = true;
+    gap = resync = true;
   }
 
   if (!d->desc) {
@@ -510,7 +510,9 @@ static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t seq,
     lose(d);    /* an AU in progress lost packets (if only its tail) */
     d->discont = true;
   }
-  if (d->in_au && p->hdr.ts != d->ts)
+  /* A new numbering (sender restart) never continues the old AU, even
+   * with an equal timestamp. */
+  if (d->in_au && (p->hdr.ts != d->ts || resync))
     finish_au(d, true);
   if (!d->in_au) {
     start_au(d, p->hdr.ts, seq);

@@ -60,11 +60,10 @@ if [ "$regen" = 1 ]; then
   echo "fuzz.sh: seed corpus regenerated"
 fi
 
-# The library is compiled with coverage instrumentation too
-# (-fsanitize=fuzzer-no-link), or libFuzzer would only see the harness.
+# -Dfuzzers=enabled also instruments lib/ for coverage (see meson.build).
 if [ ! -f "$build/build.ninja" ]; then
   CC=$CC meson setup "$build" "$src" -Dfuzzers=enabled -Dplugin=disabled \
-    -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link
+    -Db_sanitize=address,undefined -Db_lundef=false
 fi
 bins=""
 for t in $targets; do
