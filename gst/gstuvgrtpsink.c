@@ -26,10 +26,20 @@
  * refused. Only when sending has failed without a break for two seconds
  * does the element post an error.
  *
- * The network properties take effect when the element starts (READY to
- * PAUSED); pt, mtu and aggregate-mode when caps are set; config-interval at
- * once. Like udpsink, the element synchronises on the clock by default
- * (#GstBaseSink:sync is %TRUE), sending each buffer at its running time.
+ * With #GstUvgRtpSink:srtp-key set, the stream is sent as SRTP (RFC 3711,
+ * AES-GCM as in RFC 7714) that srtpdec, or uvgrtpsrc, reads with the same
+ * key, #GstUvgRtpSink:srtp-cipher and #GstUvgRtpSink:srtp-auth: right after
+ * packetizing, each packet is copied once into memory the element keeps
+ * and encrypted there, and the batch still goes out in as few system calls
+ * (protection adds the same number of bytes to every packet, so runs of
+ * equal-sized packets stay equal for UDP GSO). The element sends no RTCP,
+ * so SRTCP is not used and it has no srtcp-cipher or srtcp-auth property.
+ *
+ * The network and SRTP properties take effect when the element starts
+ * (READY to PAUSED); pt, mtu and aggregate-mode when caps are set;
+ * config-interval at once. Like udpsink, the element synchronises on the
+ * clock by default (#GstBaseSink:sync is %TRUE), sending each buffer at its
+ * running time.
  *
  * ## Example pipelines
  * |[
@@ -44,6 +54,11 @@
  * |[
  * gst-launch-1.0 audiotestsrc ! opusenc ! uvgrtpsink host=127.0.0.1 port=5006
  * ]| Sends Opus audio.
+ * |[
+ * gst-launch-1.0 videotestsrc ! x265enc ! h265parse ! uvgrtpsink host=127.0.0.1 port=5004 \
+ *     srtp-key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d
+ * ]| Sends H.265 as SRTP with AES-128-ICM and HMAC-SHA1-80, for
+ * `udpsrc port=5004 caps="application/x-srtp, ..., srtp-key=(buffer)000102..." ! srtpdec ! rtph265depay`.
  *
  * Since: 0.1
  */
@@ -84,6 +99,9 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
 #define DEFAULT_AGGREGATE_MODE    GST_UVGRTP_AGGREGATE_NONE
 #define DEFAULT_SEND_MODE         GST_UVGRTP_SEND_MODE_AUTO
 #define DEFAULT_SDP_FILE          NULL
+#define DEFAULT_SRTP_KEY          NULL
+#define DEFAULT_SRTP_CIPHER       GST_UVGRTP_DEFAULT_SRTP_CIPHER
+#define DEFAULT_SRTP_AUTH         GST_UVGRTP_DEFAULT_SRTP_AUTH
 
 /* The smallest MTU rtpbasepayload accepts; below URTP_PAY_MIN_MTU the
  * payload formats themselves refuse it, with an error naming the property. */
@@ -128,6 +146,9 @@ enum
   PROP_STATS,
   PROP_SDP,
   PROP_SDP_FILE,
+  PROP_SRTP_KEY,
+  PROP_SRTP_CIPHER,
+  PROP_SRTP_AUTH,
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -144,7 +165,11 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
         "alignment = (string) { au, nal }; " "audio/x-opus"));
 
 #define gst_uvgrtp_sink_parent_class parent_class
-G_DEFINE_TYPE (GstUvgRtpSink, gst_uvgrtp_sink, GST_TYPE_BASE_SINK);
+/* The category is set up with the type, at plugin load: uvgrtpsrc logs
+ * through it too (gst_uvgrtp_srtp_open), maybe before any sink exists. */
+G_DEFINE_TYPE_WITH_CODE (GstUvgRtpSink, gst_uvgrtp_sink, GST_TYPE_BASE_SINK,
+    GST_DEBUG_CATEGORY_INIT (gst_uvgrtp_sink_debug, "uvgrtpsink", 0,
+        "uvgRTP payloader and UDP sink"));
 GST_ELEMENT_REGISTER_DEFINE (uvgrtpsink, "uvgrtpsink", GST_RANK_NONE,
     GST_TYPE_UVGRTP_SINK);
 
@@ -376,9 +401,12 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * GstUvgRtpSink:stats:
    *
    * A #GstStructure named "application/x-uvgrtp-sink-stats" with the fields
-   * packets, bytes (RTP packets and their bytes sent), access-units,
+   * packets, bytes (RTP packets and their bytes sent, SRTP tags
+   * included), access-units,
    * send-errors (packets the kernel refused, plus ICMP error reports for
    * earlier packets), syscalls (send system calls),
+   * srtp-errors (packets SRTP protection refused: a repeated sequence
+   * number, or a packet too large to take its tag; 0 without SRTP),
    * all #guint64; buffer-size (#gint, the send buffer the kernel granted),
    * send-mode (#gchararray, the mode in use: gso, mmsg or plain), ssrc,
    * seqnum-offset, timestamp-offset and clock-rate (#guint); then
@@ -387,7 +415,9 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * This replaces #GstBaseSink:stats, whose fields it includes.
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
-      g_param_spec_boxed ("stats", "Statistics", "Counters: packets, bytes, access-units, send-errors, syscalls; buffer-size, send-mode",
+      g_param_spec_boxed ("stats", "Statistics",
+          "Counters: packets, bytes, access-units, send-errors, syscalls, "
+          "srtp-errors; buffer-size, send-mode",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   /**
    * GstUvgRtpSink:sdp:
@@ -411,6 +441,52 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
       g_param_spec_string ("sdp-file", "SDP file",
           "Path to write the session description to (NULL = none)",
           DEFAULT_SDP_FILE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:srtp-key:
+   *
+   * Send SRTP with this master key followed by its master salt, given as
+   * hex digits: the bytes srtpenc's key property takes. The length follows
+   * #GstUvgRtpSink:srtp-cipher: 30 bytes (60 digits) for aes-128-icm, 46
+   * for aes-256-icm, 28 for aes-128-gcm and 44 for aes-256-gcm. %NULL or
+   * empty (the default) sends plain RTP.
+   *
+   * Read when the element starts; a key of the wrong length or with
+   * characters that are not hex digits is an error then. Every start is a
+   * new SRTP session from roll-over counter 0: do not restart with the same
+   * key and a fixed #GstUvgRtpSink:ssrc, which would encrypt new packets
+   * with key stream already used.
+   */
+  g_object_class_install_property (gobject_class, PROP_SRTP_KEY,
+      g_param_spec_string ("srtp-key", "SRTP key",
+          "SRTP master key followed by master salt, as hex digits, as srtpenc's "
+          "key (NULL or empty = plain RTP)", DEFAULT_SRTP_KEY,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:srtp-cipher:
+   *
+   * SRTP cipher, named as srtpenc's rtp-cipher: aes-128-icm (the default),
+   * aes-256-icm, aes-128-gcm or aes-256-gcm. null, which would send the
+   * payload unencrypted, is refused. Used only with
+   * #GstUvgRtpSink:srtp-key.
+   */
+  g_object_class_install_property (gobject_class, PROP_SRTP_CIPHER,
+      g_param_spec_enum ("srtp-cipher", "SRTP cipher",
+          "SRTP cipher (as srtpenc's rtp-cipher; null is refused)",
+          GST_TYPE_UVGRTP_SRTP_CIPHER, DEFAULT_SRTP_CIPHER,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:srtp-auth:
+   *
+   * SRTP authentication, named as srtpenc's rtp-auth: hmac-sha1-80 (the
+   * default, a 10-byte tag) or hmac-sha1-32 (4 bytes) with the ICM
+   * ciphers; null with the GCM ciphers, which authenticate by themselves
+   * (a 16-byte tag). Any other pairing is an error when the element starts.
+   */
+  g_object_class_install_property (gobject_class, PROP_SRTP_AUTH,
+      g_param_spec_enum ("srtp-auth", "SRTP authentication",
+          "SRTP authentication (as srtpenc's rtp-auth; null with GCM only)",
+          GST_TYPE_UVGRTP_SRTP_AUTH, DEFAULT_SRTP_AUTH,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class,
@@ -426,9 +502,8 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_AGGREGATE_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_SEND_MODE, 0);
-
-  GST_DEBUG_CATEGORY_INIT (gst_uvgrtp_sink_debug, "uvgrtpsink", 0,
-      "uvgRTP payloader and UDP sink");
+  gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_SRTP_CIPHER, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_SRTP_AUTH, 0);
 }
 
 static void
@@ -454,11 +529,15 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->aggregate_mode = DEFAULT_AGGREGATE_MODE;
   self->send_mode = DEFAULT_SEND_MODE;
   self->sdp_file = g_strdup (DEFAULT_SDP_FILE);
+  self->srtp_key = g_strdup (DEFAULT_SRTP_KEY);
+  self->srtp_cipher = DEFAULT_SRTP_CIPHER;
+  self->srtp_auth = DEFAULT_SRTP_AUTH;
 
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
   self->eff_send_mode = (urtp_io_mode_t) DEFAULT_SEND_MODE;
   urtp_batch_init (&self->batch);
+  urtp_batch_init (&self->srtp_batch);
   for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++) {
     self->ps[k] = g_ptr_array_new_with_free_func ((GDestroyNotify)
         g_bytes_unref);
@@ -480,6 +559,8 @@ gst_uvgrtp_sink_finalize (GObject * object)
   if (self->have_pay)
     urtp_pay_destroy (&self->pay);
   urtp_batch_free (&self->batch);
+  gst_uvgrtp_srtp_close (&self->srtp);
+  urtp_batch_free (&self->srtp_batch);
   for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++) {
     g_ptr_array_unref (self->ps[k]);
     g_ptr_array_unref (self->pending_ps[k]);
@@ -491,6 +572,7 @@ gst_uvgrtp_sink_finalize (GObject * object)
   g_free (self->multicast_iface);
   g_free (self->sdp_file);
   g_free (self->remote_ip);
+  gst_uvgrtp_free_secret (self->srtp_key);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -785,6 +867,189 @@ maybe_write_sdp (GstUvgRtpSink * self)
 }
 
 /* ------------------------------------------------------------------------ */
+/* SRTP settings, shared with uvgrtpsrc                                     */
+
+GType
+gst_uvgrtp_srtp_cipher_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_UVGRTP_SRTP_CIPHER_NULL, "GST_SRTP_CIPHER_NULL", "null"},
+    {GST_UVGRTP_SRTP_CIPHER_AES_128_ICM, "GST_SRTP_CIPHER_AES_128_ICM",
+        "aes-128-icm"},
+    {GST_UVGRTP_SRTP_CIPHER_AES_256_ICM, "GST_SRTP_CIPHER_AES_256_ICM",
+        "aes-256-icm"},
+    {GST_UVGRTP_SRTP_CIPHER_AES_128_GCM, "GST_SRTP_CIPHER_AES_128_GCM",
+        "aes-128-gcm"},
+    {GST_UVGRTP_SRTP_CIPHER_AES_256_GCM, "GST_SRTP_CIPHER_AES_256_GCM",
+        "aes-256-gcm"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstUvgRtpSrtpCipher", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+GType
+gst_uvgrtp_srtp_auth_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_UVGRTP_SRTP_AUTH_NULL, "GST_SRTP_AUTH_NULL", "null"},
+    {GST_UVGRTP_SRTP_AUTH_HMAC_SHA1_32, "GST_SRTP_AUTH_HMAC_SHA1_32",
+        "hmac-sha1-32"},
+    {GST_UVGRTP_SRTP_AUTH_HMAC_SHA1_80, "GST_SRTP_AUTH_HMAC_SHA1_80",
+        "hmac-sha1-80"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstUvgRtpSrtpAuth", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+/* The nick of an enum value; the strings are static. */
+static const gchar *
+enum_nick (GType type, gint value)
+{
+  GEnumClass *klass = g_type_class_ref (type);
+  GEnumValue *v = g_enum_get_value (klass, value);
+  const gchar *nick = v ? v->value_nick : "(invalid)";
+
+  g_type_class_unref (klass);
+  return nick;
+}
+
+void
+gst_uvgrtp_free_secret (gchar * s)
+{
+  if (s) {
+    explicit_bzero (s, strlen (s));
+    g_free (s);
+  }
+}
+
+static void
+post_srtp_error (GstElement * element, gchar * msg)
+{
+  GST_ELEMENT_ERROR (element, RESOURCE, SETTINGS, ("%s", msg), (NULL));
+  g_free (msg);
+}
+
+gboolean
+gst_uvgrtp_srtp_open (GstElement * element, urtp_srtp_t * ctx,
+    urtp_srtp_dir_t dir, const gchar * key_hex, GstUvgRtpSrtpCipher cipher,
+    GstUvgRtpSrtpAuth auth, guint32 ssrc, guint replay_window)
+{
+  const gchar *cn = enum_nick (GST_TYPE_UVGRTP_SRTP_CIPHER, cipher);
+  const gchar *an = enum_nick (GST_TYPE_UVGRTP_SRTP_AUTH, auth);
+
+  memset (ctx, 0, sizeof (*ctx));
+  if (!key_hex || !*key_hex)
+    return TRUE;
+
+#ifdef URTP_HAVE_SRTP
+  {
+    urtp_srtp_profile_t profile;
+    urtp_srtp_config_t cfg;
+    guint8 key[URTP_SRTP_MAX_KEY_LEN];
+    gchar why[160];
+    gsize want = 0, digits, salt;
+    gboolean gcm;
+    int r;
+
+    r = urtp_srtp_profile_from_nicks (cn, an, &profile, &want, NULL, 0);
+    gcm = cipher == GST_UVGRTP_SRTP_CIPHER_AES_128_GCM
+        || cipher == GST_UVGRTP_SRTP_CIPHER_AES_256_GCM;
+    if (r < 0 && gcm) {
+      post_srtp_error (element, g_strdup_printf ("srtp-cipher %s "
+              "authenticates by itself: srtp-auth must be null, not %s "
+              "(properties 'srtp-cipher', 'srtp-auth')", cn, an));
+      return FALSE;
+    }
+    if (r < 0) {
+      post_srtp_error (element, g_strdup_printf ("srtp-cipher %s with "
+              "srtp-auth %s would leave packets %s; not supported "
+              "(properties 'srtp-cipher', 'srtp-auth')", cn, an,
+              cipher == GST_UVGRTP_SRTP_CIPHER_NULL ? "unencrypted" :
+              "unauthenticated"));
+      return FALSE;
+    }
+
+    /* A well-formed key of the wrong length gets the sizes spelled out. */
+    salt = gcm ? 12 : 14;
+    digits = strspn (key_hex, "0123456789abcdefABCDEF");
+    if (key_hex[digits] == '\0' && digits % 2 == 0 && digits / 2 != want) {
+      gchar *with = gcm ? g_strdup ("") : g_strdup_printf (" with %s", an);
+
+      post_srtp_error (element, g_strdup_printf ("srtp-key has %"
+              G_GSIZE_FORMAT " bytes; %s%s needs %" G_GSIZE_FORMAT " (%"
+              G_GSIZE_FORMAT "-byte key + %" G_GSIZE_FORMAT "-byte salt)",
+              digits / 2, cn, with, want, want - salt, salt));
+      g_free (with);
+      return FALSE;
+    }
+    if (urtp_srtp_key_from_hex (key_hex, profile, key, why, sizeof (why)) < 0) {
+      post_srtp_error (element, g_strdup_printf ("Invalid srtp-key: %s "
+              "(property 'srtp-key', hex digits)", why));
+      return FALSE;
+    }
+
+    memset (&cfg, 0, sizeof (cfg));
+    cfg.profile = profile;
+    cfg.dir = dir;
+    cfg.key = key;
+    cfg.key_len = want;
+    cfg.any_ssrc = dir == URTP_SRTP_INBOUND;
+    cfg.ssrc = ssrc;
+    cfg.replay_window = replay_window;
+    r = urtp_srtp_init (ctx, &cfg);
+    explicit_bzero (key, sizeof (key));
+    if (r == -ENOTSUP) {
+      post_srtp_error (element, g_strdup_printf ("srtp-cipher %s is not "
+              "available: the installed libsrtp2 lacks it (property "
+              "'srtp-cipher')", cn));
+      return FALSE;
+    }
+    if (r == -EINVAL) {
+      post_srtp_error (element, g_strdup_printf ("Invalid replay-window-size"
+              " %u (%u to %u)", replay_window, (guint) URTP_SRTP_MIN_WINDOW,
+              (guint) URTP_SRTP_MAX_WINDOW));
+      return FALSE;
+    }
+    if (r < 0) {
+      post_srtp_error (element, g_strdup_printf ("Could not set up SRTP "
+              "(%s): %s", urtp_srtp_profile_name (profile), g_strerror (-r)));
+      return FALSE;
+    }
+    GST_INFO_OBJECT (element, "SRTP %s, %s", urtp_srtp_profile_name (profile),
+        dir == URTP_SRTP_OUTBOUND ? "protecting" : "unprotecting");
+    return TRUE;
+  }
+#else
+  post_srtp_error (element, g_strdup_printf ("srtp-key is set, but this "
+          "build of gst-uvgrtp has no SRTP (built without libsrtp2; "
+          "srtp-cipher %s, srtp-auth %s)", cn, an));
+  return FALSE;
+#endif
+}
+
+void
+gst_uvgrtp_srtp_close (urtp_srtp_t * ctx)
+{
+#ifdef URTP_HAVE_SRTP
+  urtp_srtp_destroy (ctx);
+#else
+  memset (ctx, 0, sizeof (*ctx));
+#endif
+}
+
+/* ------------------------------------------------------------------------ */
 /* Properties                                                               */
 
 static GstStructure *
@@ -796,6 +1061,7 @@ build_stats (GstUvgRtpSink * self)
       "access-units", G_TYPE_UINT64, self->access_units,
       "send-errors", G_TYPE_UINT64, self->send_errors,
       "syscalls", G_TYPE_UINT64, self->syscalls,
+      "srtp-errors", G_TYPE_UINT64, self->srtp_errors,
       "buffer-size", G_TYPE_INT, self->eff_buffer_size,
       "send-mode", G_TYPE_STRING, urtp_io_mode_name (self->eff_send_mode),
       "ssrc", G_TYPE_UINT, self->cur_ssrc,
@@ -877,6 +1143,16 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
       g_free (self->sdp_file);
       self->sdp_file = g_value_dup_string (value);
       self->sdp_written_serial = 0;
+      break;
+    case PROP_SRTP_KEY:
+      gst_uvgrtp_free_secret (self->srtp_key);
+      self->srtp_key = g_value_dup_string (value);
+      break;
+    case PROP_SRTP_CIPHER:
+      self->srtp_cipher = g_value_get_enum (value);
+      break;
+    case PROP_SRTP_AUTH:
+      self->srtp_auth = g_value_get_enum (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -976,6 +1252,15 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
     case PROP_SDP_FILE:
       g_value_set_string (value, self->sdp_file);
       break;
+    case PROP_SRTP_KEY:
+      g_value_set_string (value, self->srtp_key);
+      break;
+    case PROP_SRTP_CIPHER:
+      g_value_set_enum (value, self->srtp_cipher);
+      break;
+    case PROP_SRTP_AUTH:
+      g_value_set_enum (value, self->srtp_auth);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1021,6 +1306,10 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
   urtp_sock_config_t cfg;
   gchar *host, *bind_addr, *iface, *remote = NULL, *bind_num = NULL;
+  gchar *srtp_key;
+  GstUvgRtpSrtpCipher srtp_cipher;
+  GstUvgRtpSrtpAuth srtp_auth;
+  gboolean srtp_ok;
   gint port, bind_port, bind_family = AF_UNSPEC, family = AF_UNSPEC;
   int r;
 
@@ -1047,9 +1336,20 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
       g_random_int () : self->timestamp_offset;
   self->packets = self->bytes = self->access_units = 0;
   self->send_errors = self->syscalls = 0;
+  self->srtp_errors = 0;
   self->fail_since = 0;
   self->last_warning = 0;
+  srtp_key = g_strdup (self->srtp_key);
+  srtp_cipher = self->srtp_cipher;
+  srtp_auth = self->srtp_auth;
   GST_OBJECT_UNLOCK (self);
+
+  /* SRTP first: a bad key is reported before any network setting */
+  srtp_ok = gst_uvgrtp_srtp_open (GST_ELEMENT (self), &self->srtp,
+      URTP_SRTP_OUTBOUND, srtp_key, srtp_cipher, srtp_auth, self->cur_ssrc, 0);
+  gst_uvgrtp_free_secret (srtp_key);
+  if (!srtp_ok)
+    goto fail;
 
   if (!host || !*host)
     goto no_host;
@@ -1168,6 +1468,7 @@ open_failed:
   }
 fail:
   {
+    gst_uvgrtp_srtp_close (&self->srtp);
     g_free (host);
     g_free (bind_addr);
     g_free (iface);
@@ -1195,6 +1496,9 @@ gst_uvgrtp_sink_stop (GstBaseSink * bsink)
   }
   urtp_batch_free (&self->batch);
   urtp_batch_init (&self->batch);
+  gst_uvgrtp_srtp_close (&self->srtp);
+  urtp_batch_free (&self->srtp_batch);
+  urtp_batch_init (&self->srtp_batch);
   g_free (self->nals);
   self->nals = NULL;
   self->nals_cap = 0;
@@ -1416,6 +1720,8 @@ gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
 
   if (mtu < URTP_PAY_MIN_MTU)
     goto mtu_too_small;
+  if (self->srtp.session && mtu > 65535 - self->srtp.rtp_trailer)
+    goto mtu_too_large;
   if (self->have_pay) {
     urtp_pay_destroy (&self->pay);
     self->have_pay = FALSE;
@@ -1480,6 +1786,15 @@ mtu_too_small:
         ("MTU %u is too small for the %s payload format (property 'mtu', "
             "at least %u)", mtu, codec_display_name (codec),
             (guint) URTP_PAY_MIN_MTU), (NULL));
+    return FALSE;
+  }
+mtu_too_large:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("MTU %u leaves no room for the %u-byte SRTP tag in a UDP datagram "
+            "(property 'mtu', at most %u with this srtp-cipher and srtp-auth)",
+            mtu, (guint) self->srtp.rtp_trailer,
+            (guint) (65535 - self->srtp.rtp_trailer)), (NULL));
     return FALSE;
   }
 pay_init_failed:
@@ -1816,22 +2131,68 @@ malformed:
   }
 }
 
-/* Sends self->batch and clears it. Packets the kernel did not take are
- * counted as send errors, and so are reports of ICMP errors for earlier
- * packets (ECONNREFUSED), which the library counts and sends past; only the
- * former count towards the persistent failure that stops the stream, since
- * a receiver that is not up yet must not end a sender. */
+/* With SRTP, protects self->batch into self->srtp_batch, which is then the
+ * one to send. Packets libsrtp2 refuses are left out and counted. Returns
+ * the batch to send, or NULL (error posted) when out of memory. */
+static const urtp_batch_t *
+protect_batch (GstUvgRtpSink * self)
+{
+#ifdef URTP_HAVE_SRTP
+  const urtp_srtp_stats_t *st = &self->srtp.stats;
+  guint64 refused = st->replay + st->other;
+  int r;
+
+  if (!self->srtp.session)
+    return &self->batch;
+  r = urtp_srtp_protect_batch (&self->srtp, &self->batch, &self->srtp_batch);
+  if (r < 0) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
+        ("SRTP protection failed: %s", g_strerror (-r)));
+    return NULL;
+  }
+  refused = st->replay + st->other - refused;
+  if (refused) {
+    GST_WARNING_OBJECT (self, "SRTP refused %" G_GUINT64_FORMAT " of %"
+        G_GSIZE_FORMAT " packets", refused, self->batch.npkts);
+    GST_OBJECT_LOCK (self);
+    self->srtp_errors += refused;
+    GST_OBJECT_UNLOCK (self);
+  }
+  return &self->srtp_batch;
+#else
+  return &self->batch;
+#endif
+}
+
+/* Sends self->batch (protected first with SRTP) and clears it. Packets the
+ * kernel did not take are counted as send errors, and so are reports of
+ * ICMP errors for earlier packets (ECONNREFUSED), which the library counts
+ * and sends past; only the former count towards the persistent failure
+ * that stops the stream, since a receiver that is not up yet must not end
+ * a sender. */
 static GstFlowReturn
 flush_batch (GstUvgRtpSink * self)
 {
-  const urtp_batch_t *b = &self->batch;
+  const urtp_batch_t *b;
   guint64 errors0 = self->sock.tx_errors, reported, unsent, bytes = 0;
-  gsize npkts = b->npkts, sent;
+  gsize npkts, sent;
   gint64 now;
   int r;
 
+  if (self->batch.npkts == 0) {
+    urtp_batch_clear (&self->batch);
+    return GST_FLOW_OK;
+  }
+  b = protect_batch (self);
+  if (!b) {
+    urtp_batch_clear (&self->batch);
+    urtp_batch_clear (&self->srtp_batch);
+    return GST_FLOW_ERROR;
+  }
+  npkts = b->npkts;
   if (npkts == 0) {
     urtp_batch_clear (&self->batch);
+    urtp_batch_clear (&self->srtp_batch);
     return GST_FLOW_OK;
   }
   r = urtp_sock_send (&self->sock, b);
@@ -1850,6 +2211,7 @@ flush_batch (GstUvgRtpSink * self)
   self->eff_send_mode = self->sock.tx_mode;
   GST_OBJECT_UNLOCK (self);
   urtp_batch_clear (&self->batch);
+  urtp_batch_clear (&self->srtp_batch);
 
   if (unsent == 0 && reported == 0) {
     self->fail_since = 0;

@@ -10,6 +10,7 @@
 #include "urtp/codec.h"
 #include "urtp/net.h"
 #include "urtp/pay.h"
+#include "urtp/srtp.h"
 
 #include "gstuvgrtpcommon.h"
 
@@ -24,6 +25,44 @@ G_BEGIN_DECLS
   (G_TYPE_CHECK_INSTANCE_TYPE ((obj), GST_TYPE_UVGRTP_SINK))
 #define GST_IS_UVGRTP_SINK_CLASS(klass) \
   (G_TYPE_CHECK_CLASS_TYPE ((klass), GST_TYPE_UVGRTP_SINK))
+
+/* SRTP settings of both elements, with the values, names and nicks of
+ * srtpenc's rtp-cipher and rtp-auth so that the same words configure both. */
+typedef enum {
+  GST_UVGRTP_SRTP_CIPHER_NULL,
+  GST_UVGRTP_SRTP_CIPHER_AES_128_ICM,
+  GST_UVGRTP_SRTP_CIPHER_AES_256_ICM,
+  GST_UVGRTP_SRTP_CIPHER_AES_128_GCM,
+  GST_UVGRTP_SRTP_CIPHER_AES_256_GCM,
+} GstUvgRtpSrtpCipher;
+
+typedef enum {
+  GST_UVGRTP_SRTP_AUTH_NULL,
+  GST_UVGRTP_SRTP_AUTH_HMAC_SHA1_32,
+  GST_UVGRTP_SRTP_AUTH_HMAC_SHA1_80,
+} GstUvgRtpSrtpAuth;
+
+#define GST_TYPE_UVGRTP_SRTP_CIPHER (gst_uvgrtp_srtp_cipher_get_type ())
+#define GST_TYPE_UVGRTP_SRTP_AUTH (gst_uvgrtp_srtp_auth_get_type ())
+GType gst_uvgrtp_srtp_cipher_get_type (void);
+GType gst_uvgrtp_srtp_auth_get_type (void);
+
+/* Defaults of srtpenc. */
+#define GST_UVGRTP_DEFAULT_SRTP_CIPHER GST_UVGRTP_SRTP_CIPHER_AES_128_ICM
+#define GST_UVGRTP_DEFAULT_SRTP_AUTH GST_UVGRTP_SRTP_AUTH_HMAC_SHA1_80
+
+/* Sets up ctx from the srtp-key, srtp-cipher and srtp-auth properties of
+ * element (uvgrtpsink or uvgrtpsrc). An empty or NULL key means no SRTP:
+ * ctx is zeroed (session NULL) and TRUE returned. On a bad setting posts an
+ * error naming the property and returns FALSE. ssrc is the one SSRC an
+ * outbound context serves; inbound contexts serve any. */
+gboolean gst_uvgrtp_srtp_open (GstElement * element, urtp_srtp_t * ctx,
+    urtp_srtp_dir_t dir, const gchar * key_hex, GstUvgRtpSrtpCipher cipher,
+    GstUvgRtpSrtpAuth auth, guint32 ssrc, guint replay_window);
+/* Frees ctx; safe on a zeroed one. */
+void gst_uvgrtp_srtp_close (urtp_srtp_t * ctx);
+/* Overwrites a string holding key material, then frees it. */
+void gst_uvgrtp_free_secret (gchar * s);
 
 typedef struct _GstUvgRtpSink GstUvgRtpSink;
 typedef struct _GstUvgRtpSinkClass GstUvgRtpSinkClass;
@@ -56,6 +95,9 @@ struct _GstUvgRtpSink
   GstUvgRtpAggregateMode aggregate_mode;
   GstUvgRtpSendMode send_mode;
   gchar *sdp_file;
+  gchar *srtp_key;              /* hex master key || salt; NULL: no SRTP */
+  GstUvgRtpSrtpCipher srtp_cipher;
+  GstUvgRtpSrtpAuth srtp_auth;
 
   /* network: opened in start(), closed in stop() */
   urtp_sock_t sock;
@@ -82,6 +124,11 @@ struct _GstUvgRtpSink
   GstMapInfo *maps;
   guint maps_cap;
 
+  /* SRTP: started in start(), streaming thread; srtp.session NULL when
+   * off. Packets are protected from batch into srtp_batch. */
+  urtp_srtp_t srtp;
+  urtp_batch_t srtp_batch;
+
   /* access-unit state for parameter-set tracking and config-interval */
   guint au_ps_mask;             /* kinds seen in band in the current AU */
   gboolean au_vcl_seen;
@@ -102,6 +149,7 @@ struct _GstUvgRtpSink
   guint64 access_units;
   guint64 send_errors;
   guint64 syscalls;
+  guint64 srtp_errors;          /* packets SRTP protection refused */
   gint eff_buffer_size;
   urtp_io_mode_t eff_send_mode;
   gint64 fail_since;            /* monotonic µs of the first failed send */

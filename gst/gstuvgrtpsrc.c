@@ -23,6 +23,16 @@
  * Buffer timestamps follow the RTP timestamps, anchored to the running time
  * at which the first packet arrived.
  *
+ * With #GstUvgRtpSrc:srtp-key set, the element receives SRTP (RFC 3711,
+ * AES-GCM as in RFC 7714) such as srtpenc or uvgrtpsink send: each datagram is
+ * authenticated and decrypted in place in the receive buffer before it is
+ * depayloaded. Datagrams that fail authentication, replays and datagrams
+ * that are not SRTP at all are dropped and counted in #GstUvgRtpSrc:stats;
+ * nothing of them reaches the output. The first packet of each SSRC is
+ * taken to have roll-over counter 0, so the receiver must start before the
+ * sender's sequence numbers first wrap. The element receives no RTCP, so
+ * SRTCP is not used and it has no srtcp-cipher or srtcp-auth property.
+ *
  * ## Example pipelines
  * |[
  * gst-launch-1.0 uvgrtpsrc port=5004 encoding-name=H265 ! h265parse ! avdec_h265 ! autovideosink
@@ -32,6 +42,12 @@
  *     caps="application/x-rtp,media=audio,encoding-name=OPUS,payload=96" ! \
  *     opusdec ! autoaudiosink
  * ]| Receives Opus with payload type 96 and plays it.
+ * |[
+ * gst-launch-1.0 uvgrtpsrc port=5004 encoding-name=H265 srtp-cipher=aes-128-gcm srtp-auth=null \
+ *     srtp-key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b ! \
+ *     h265parse ! avdec_h265 ! autovideosink
+ * ]| Receives H.265 sent as SRTP with AES-128-GCM, for example by
+ * `rtph265pay ! srtpenc rtp-cipher=aes-128-gcm rtp-auth=null key=000102... ! udpsink`.
  *
  * Since: 0.1
  */
@@ -62,6 +78,12 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_src_debug);
 #define DEFAULT_WAIT_FOR_KEYFRAME FALSE
 #define DEFAULT_LOSS_POLICY GST_UVGRTP_LOSS_DROP_AU
 #define DEFAULT_MAX_AU_SIZE URTP_DEPAY_DEFAULT_MAX_AU
+#define DEFAULT_SRTP_KEY NULL
+#define DEFAULT_SRTP_CIPHER GST_UVGRTP_DEFAULT_SRTP_CIPHER
+#define DEFAULT_SRTP_AUTH GST_UVGRTP_DEFAULT_SRTP_AUTH
+/* A video frame can burst past libsrtp2's default of 128 packets, and
+ * packets reordered by more than the window would be lost as replays. */
+#define DEFAULT_REPLAY_WINDOW_SIZE 1024
 
 /* Datagrams per receive call and bytes per datagram slot: a slot holds the
  * largest UDP datagram, so nothing legitimate is ever truncated, and GRO can
@@ -92,6 +114,10 @@ enum
   PROP_WAIT_FOR_KEYFRAME,
   PROP_LOSS_POLICY,
   PROP_MAX_AU_SIZE,
+  PROP_SRTP_KEY,
+  PROP_SRTP_CIPHER,
+  PROP_SRTP_AUTH,
+  PROP_REPLAY_WINDOW_SIZE,
   PROP_STATS,
 };
 
@@ -322,6 +348,68 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
   /**
+   * GstUvgRtpSrc:srtp-key:
+   *
+   * Receive SRTP protected with this master key followed by its master
+   * salt, given as hex digits: the bytes srtpenc's key property and
+   * srtpdec's srtp-key caps field take. The length follows
+   * #GstUvgRtpSrc:srtp-cipher: 30 bytes (60 digits) for aes-128-icm, 46
+   * for aes-256-icm, 28 for aes-128-gcm and 44 for aes-256-gcm. %NULL or
+   * empty (the default) receives plain RTP. Read when the element starts;
+   * a key of the wrong length or with characters that are not hex digits
+   * is an error then.
+   */
+  g_object_class_install_property (gobject_class, PROP_SRTP_KEY,
+      g_param_spec_string ("srtp-key", "SRTP key",
+          "SRTP master key followed by master salt, as hex digits, as srtpenc's "
+          "key (NULL or empty = plain RTP)", DEFAULT_SRTP_KEY,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:srtp-cipher:
+   *
+   * SRTP cipher of the sender, named as srtpenc's rtp-cipher: aes-128-icm
+   * (the default), aes-256-icm, aes-128-gcm or aes-256-gcm. null is
+   * refused. Used only with #GstUvgRtpSrc:srtp-key.
+   */
+  g_object_class_install_property (gobject_class, PROP_SRTP_CIPHER,
+      g_param_spec_enum ("srtp-cipher", "SRTP cipher",
+          "SRTP cipher (as srtpenc's rtp-cipher; null is refused)",
+          GST_TYPE_UVGRTP_SRTP_CIPHER, DEFAULT_SRTP_CIPHER,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:srtp-auth:
+   *
+   * SRTP authentication of the sender, named as srtpenc's rtp-auth:
+   * hmac-sha1-80 (the default) or hmac-sha1-32 with the ICM ciphers; null
+   * with the GCM ciphers, which authenticate by themselves. Any other
+   * pairing is an error when the element starts.
+   */
+  g_object_class_install_property (gobject_class, PROP_SRTP_AUTH,
+      g_param_spec_enum ("srtp-auth", "SRTP authentication",
+          "SRTP authentication (as srtpenc's rtp-auth; null with GCM only)",
+          GST_TYPE_UVGRTP_SRTP_AUTH, DEFAULT_SRTP_AUTH,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:replay-window-size:
+   *
+   * SRTP replay protection window in packets, as srtpdec's property of the
+   * same name: a packet already received, or older than the newest one by
+   * this many, is dropped as a replay. The default, 1024, is above
+   * libsrtp2's 128 because a video frame arrives as a burst of packets,
+   * and a packet reordered further back than the window is lost. Read when
+   * the element starts.
+   */
+  g_object_class_install_property (gobject_class, PROP_REPLAY_WINDOW_SIZE,
+      g_param_spec_uint ("replay-window-size", "Replay window size",
+          "SRTP replay protection window in packets",
+          URTP_SRTP_MIN_WINDOW, URTP_SRTP_MAX_WINDOW,
+          DEFAULT_REPLAY_WINDOW_SIZE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
    * GstUvgRtpSrc:stats:
    *
    * Counters of the session, a GstStructure named
@@ -332,7 +420,14 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * malformed, foreign (wrong payload type or SSRC), unsupported (valid
    * but unsupported packets, such as H.265 PACI), duplicates, late,
    * reordered, oversize (access units above max-au-size), truncated
-   * (datagrams too large to receive) and syscalls (receive system calls);
+   * (datagrams too large to receive), syscalls (receive system calls),
+   * srtp-auth-failures (datagrams whose SRTP authentication tag did not
+   * verify: tampered, truncated, or protected with another key),
+   * srtp-replays (SRTP packets already received, or older than
+   * #GstUvgRtpSrc:replay-window-size) and srtp-errors (datagrams SRTP
+   * rejected otherwise, such as ones too short to be SRTP); the srtp-*
+   * counters are 0 without SRTP, and the datagrams they count are not
+   * counted anywhere else;
    * the gint field buffer-size (receive buffer in effect, bytes) and the
    * string field recv-mode (the mode in effect: gro, mmsg or plain).
    * Still readable after the element stopped.
@@ -380,6 +475,10 @@ gst_uvgrtp_src_init (GstUvgRtpSrc * self)
   self->wait_for_keyframe = DEFAULT_WAIT_FOR_KEYFRAME;
   self->loss_policy = DEFAULT_LOSS_POLICY;
   self->max_au_size = DEFAULT_MAX_AU_SIZE;
+  self->srtp_key = g_strdup (DEFAULT_SRTP_KEY);
+  self->srtp_cipher = DEFAULT_SRTP_CIPHER;
+  self->srtp_auth = DEFAULT_SRTP_AUTH;
+  self->replay_window_size = DEFAULT_REPLAY_WINDOW_SIZE;
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
 
@@ -404,6 +503,7 @@ gst_uvgrtp_src_finalize (GObject * object)
   g_free (self->address);
   g_free (self->multicast_iface);
   g_free (self->encoding_name);
+  gst_uvgrtp_free_secret (self->srtp_key);
   gst_caps_replace (&self->caps, NULL);
   session_clear (&self->session);
   if (self->last_stats)
@@ -749,6 +849,19 @@ gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
     case PROP_MAX_AU_SIZE:
       self->max_au_size = g_value_get_uint (value);
       break;
+    case PROP_SRTP_KEY:
+      gst_uvgrtp_free_secret (self->srtp_key);
+      self->srtp_key = g_value_dup_string (value);
+      break;
+    case PROP_SRTP_CIPHER:
+      self->srtp_cipher = g_value_get_enum (value);
+      break;
+    case PROP_SRTP_AUTH:
+      self->srtp_auth = g_value_get_enum (value);
+      break;
+    case PROP_REPLAY_WINDOW_SIZE:
+      self->replay_window_size = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -806,6 +919,18 @@ gst_uvgrtp_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_MAX_AU_SIZE:
       g_value_set_uint (value, self->max_au_size);
       break;
+    case PROP_SRTP_KEY:
+      g_value_set_string (value, self->srtp_key);
+      break;
+    case PROP_SRTP_CIPHER:
+      g_value_set_enum (value, self->srtp_cipher);
+      break;
+    case PROP_SRTP_AUTH:
+      g_value_set_enum (value, self->srtp_auth);
+      break;
+    case PROP_REPLAY_WINDOW_SIZE:
+      g_value_set_uint (value, self->replay_window_size);
+      break;
     case PROP_STATS:
       g_value_take_boxed (value, build_stats (self));
       break;
@@ -855,16 +980,19 @@ static GstStructure *
 build_stats (GstUvgRtpSrc * self)
 {
   urtp_depay_stats_t st;
+  urtp_srtp_stats_t sst;
   guint64 truncated = 0, syscalls = 0;
   gint rcvbuf = 0;
   const gchar *mode = "none";
 
+  memset (&sst, 0, sizeof (sst));
   if (!self->opened) {
     if (self->last_stats)
       return gst_structure_copy (self->last_stats);
     memset (&st, 0, sizeof (st));
   } else {
     current_stats (self, &st);
+    sst = self->srtp.stats;
     truncated = self->rx_truncated;
     syscalls = self->rx_syscalls;
     rcvbuf = self->sock.rcvbuf;
@@ -888,6 +1016,9 @@ build_stats (GstUvgRtpSrc * self)
       "oversize", G_TYPE_UINT64, (guint64) st.oversize,
       "truncated", G_TYPE_UINT64, truncated,
       "syscalls", G_TYPE_UINT64, syscalls,
+      "srtp-auth-failures", G_TYPE_UINT64, (guint64) sst.auth_fail,
+      "srtp-replays", G_TYPE_UINT64, (guint64) sst.replay,
+      "srtp-errors", G_TYPE_UINT64, (guint64) sst.other,
       "buffer-size", G_TYPE_INT, rcvbuf, "recv-mode", G_TYPE_STRING, mode, NULL);
 }
 
@@ -918,7 +1049,12 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   GstUvgRtpSrc *self = GST_UVGRTP_SRC (bsrc);
   urtp_sock_config_t cfg;
   GstUvgRtpSrcSession session;
-  gchar *err_msg = NULL, *address, *iface;
+  urtp_srtp_t srtp;
+  gchar *err_msg = NULL, *address, *iface, *srtp_key;
+  GstUvgRtpSrtpCipher srtp_cipher;
+  GstUvgRtpSrtpAuth srtp_auth;
+  guint replay_window;
+  gboolean srtp_ok;
   gint err_code, port, buffer_size, ret;
 
   GST_OBJECT_LOCK (self);
@@ -927,6 +1063,21 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
     post_config_error (self, err_msg, err_code);
     return FALSE;
   }
+  srtp_key = g_strdup (self->srtp_key);
+  srtp_cipher = self->srtp_cipher;
+  srtp_auth = self->srtp_auth;
+  replay_window = self->replay_window_size;
+  GST_OBJECT_UNLOCK (self);
+
+  srtp_ok = gst_uvgrtp_srtp_open (GST_ELEMENT (self), &srtp,
+      URTP_SRTP_INBOUND, srtp_key, srtp_cipher, srtp_auth, 0, replay_window);
+  gst_uvgrtp_free_secret (srtp_key);
+  if (!srtp_ok) {
+    session_clear (&session);
+    return FALSE;
+  }
+
+  GST_OBJECT_LOCK (self);
   address = g_strdup (self->address);
   iface = g_strdup (self->multicast_iface);
   port = self->port;
@@ -956,6 +1107,7 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
               address, port, g_strerror (-ret)), (NULL));
     self->sock.fd = -1;
     self->sock.wake_fd = -1;
+    gst_uvgrtp_srtp_close (&srtp);
     session_clear (&session);
     g_free (address);
     g_free (iface);
@@ -978,6 +1130,7 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   ret = urtp_rx_init (&self->rx, RX_BATCH, RX_SLOT);
   if (ret < 0) {
     urtp_sock_close (&self->sock);
+    gst_uvgrtp_srtp_close (&srtp);
     session_clear (&session);
     g_free (address);
     g_free (iface);
@@ -995,6 +1148,7 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
     urtp_rx_destroy (&self->rx);
     urtp_sock_close (&self->sock);
     session_clear (&self->session);
+    gst_uvgrtp_srtp_close (&srtp);
     g_free (address);
     g_free (iface);
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
@@ -1002,6 +1156,7 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
             "memory)"));
     return FALSE;
   }
+  self->srtp = srtp;
   memset (&self->stats_base, 0, sizeof (self->stats_base));
   self->rx_syscalls = 0;
   self->rx_truncated = 0;
@@ -1054,6 +1209,7 @@ gst_uvgrtp_src_stop (GstBaseSrc * bsrc)
   GST_OBJECT_UNLOCK (self);
 
   urtp_depay_free (depay);
+  gst_uvgrtp_srtp_close (&self->srtp);
   urtp_rx_destroy (&self->rx);
   urtp_sock_close (&self->sock);
   self->sock.fd = -1;
@@ -1471,9 +1627,23 @@ push_batch (GstUvgRtpSrc * self, gint n, gint64 now)
   st = urtp_depay_stats (self->depay);
   for (i = 0; i < n; i++) {
     uint64_t unsupported = st->unsupported, packets = st->packets;
+    size_t len = self->rx.dgrams[i].len;
 
-    urtp_depay_push (self->depay, self->rx.dgrams[i].data,
-        self->rx.dgrams[i].len);
+#ifdef URTP_HAVE_SRTP
+    /* Verified and decrypted in the receive slot. A rejected datagram is
+     * counted there and zeroed, and goes no further. */
+    if (self->srtp.session) {
+      int r = urtp_srtp_unprotect (&self->srtp, self->rx.dgrams[i].data, len);
+
+      if (r < 0) {
+        GST_LOG_OBJECT (self, "SRTP rejected a %" G_GSIZE_FORMAT
+            "-byte datagram: %s", len, g_strerror (-r));
+        continue;
+      }
+      len = (size_t) r;
+    }
+#endif
+    urtp_depay_push (self->depay, self->rx.dgrams[i].data, len);
     if (st->unsupported != unsupported)
       self->unsupported_run++;
     else if (st->packets != packets)

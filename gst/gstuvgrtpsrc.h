@@ -9,6 +9,9 @@
 #include "urtp/codec.h"
 #include "urtp/depay.h"
 #include "urtp/net.h"
+#include "urtp/srtp.h"
+
+#include "gstuvgrtpsink.h"
 
 G_BEGIN_DECLS
 
@@ -46,12 +49,17 @@ struct _GstUvgRtpSrc
   gboolean wait_for_keyframe;
   gint loss_policy;
   guint max_au_size;
+  gchar *srtp_key;              /* hex master key || salt; NULL: no SRTP */
+  GstUvgRtpSrtpCipher srtp_cipher;
+  GstUvgRtpSrtpAuth srtp_auth;
+  guint replay_window_size;
 
   /* streaming state */
   gboolean opened;
   urtp_sock_t sock;
   urtp_rx_t rx;
   urtp_depay_t *depay;
+  urtp_srtp_t srtp;             /* session NULL without SRTP; object lock */
   GstUvgRtpSrcSession session;
   gboolean caps_changed;        /* caps property set while running */
   gboolean send_params;         /* put parameter sets before the next AU */

@@ -81,7 +81,10 @@ static void fill_policy(srtp_policy_t *pol, urtp_srtp_profile_t p, unsigned char
  * cipher (GCM needs OpenSSL or NSS underneath) is in the crypto kernel. */
 static void lib_init(void)
 {
-  if (srtp_init() != srtp_err_status_ok) {
+  /* A second srtp_init() in a process (after GStreamer's srtp plugin, say)
+   * fails only because libsrtp's debug module is registered already. */
+  srtp_err_status_t st = srtp_init();
+  if (st != srtp_err_status_ok && st != srtp_err_status_bad_param) {
     lib_status = -EIO;
     return;
   }
