@@ -16,6 +16,9 @@ plugin_init (GstPlugin * plugin)
 
   ret |= GST_ELEMENT_REGISTER (uvgrtpsink, plugin);
   ret |= GST_ELEMENT_REGISTER (uvgrtpsrc, plugin);
+#if defined (URTP_HAVE_ZRTP) && defined (URTP_HAVE_SRTP)
+  ret |= GST_ELEMENT_REGISTER (uvgrtpzrtp, plugin);
+#endif
   return ret;
 }
 

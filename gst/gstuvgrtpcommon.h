@@ -47,6 +47,7 @@ GType gst_uvgrtp_loss_policy_get_type (void);
 
 GST_ELEMENT_REGISTER_DECLARE (uvgrtpsink);
 GST_ELEMENT_REGISTER_DECLARE (uvgrtpsrc);
+GST_ELEMENT_REGISTER_DECLARE (uvgrtpzrtp);
 
 G_END_DECLS
 
