@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 /*
  * DH mode (section 4):            Multistream mode (4.4.3):
  *   Hello / HelloACK both ways      Hello / HelloACK both ways
@@ -425,13 +427,14 @@ static void wipe_keys(urtp_zrtp_t *z)
 
 /* Ends the exchange; with send_error, tells the peer with an Error message
  * retransmitted until ErrorACK (section 5.9). */
-static void fail(urtp_zrtp_t *z, unsigned code, bool send_error)
+static void fail_with(urtp_zrtp_t *z, unsigned code, bool send_error, bool from_peer)
 {
   if (z->st == ST_FAILED)
     return;
   z->st = ST_FAILED;
   z->error = (uint16_t)code;
-  z->error_from_peer = false;
+  /* set before the FAILED event fires, so its handler reads it right */
+  z->error_from_peer = from_peer;
   wipe_keys(z);
   zrtp_wipe(z->sess, sizeof z->sess);
   if (send_error) {
@@ -442,6 +445,11 @@ static void fail(urtp_zrtp_t *z, unsigned code, bool send_error)
     timer_stop(z);
   }
   emit(z, URTP_ZRTP_EV_FAILED);
+}
+
+static void fail(urtp_zrtp_t *z, unsigned code, bool send_error)
+{
+  fail_with(z, code, send_error, false);
 }
 
 static bool in_list(const uint8_t *l, unsigned n, unsigned id)
@@ -1230,10 +1238,8 @@ static int on_error(urtp_zrtp_t *z, const uint8_t *m, size_t len)
   if (z->st == ST_SECURE)
     return -EPROTO;
   send_simple(z, ZT_ERRORACK);
-  if (z->st != ST_FAILED) {
-    fail(z, code & 0xffff, false);
-    z->error_from_peer = true;
-  }
+  if (z->st != ST_FAILED)
+    fail_with(z, code & 0xffff, false, true);
   return 0;
 }
 
@@ -1292,6 +1298,10 @@ int urtp_zrtp_new(const urtp_zrtp_config_t *cfg, urtp_zrtp_t **out)
   const urtp_zrtp_t *parent = cfg->multistream_parent;
   if (parent && (parent->st != ST_SECURE || !parent->keys_ready))
     return -EINVAL;
+
+  /* OpenSSL's exit handler frees per-thread state that threads of the host
+   * application (GStreamer's pools) free again later: leave cleanup to exit. */
+  OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
 
   urtp_zrtp_t *z = calloc(1, sizeof *z);
   if (!z)
