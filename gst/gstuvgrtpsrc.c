@@ -1168,7 +1168,6 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   self->last_lost = 0;
   self->unsupported_run = 0;
   self->last_packet_us = 0;
-  self->pending_since_us = 0;
   self->have_anchor = FALSE;
   self->have_first_ts = FALSE;
   self->draining = FALSE;
@@ -1412,7 +1411,6 @@ apply_caps_change (GstUvgRtpSrc * self)
     stats_add (&self->stats_base, urtp_depay_stats (self->depay));
     urtp_depay_free (self->depay);
     self->depay = d;
-    self->pending_since_us = 0;
     self->discont = TRUE;
   }
   self->send_params = TRUE;
@@ -1643,7 +1641,8 @@ push_batch (GstUvgRtpSrc * self, gint n, gint64 now)
       len = (size_t) r;
     }
 #endif
-    urtp_depay_push (self->depay, self->rx.dgrams[i].data, len);
+    urtp_depay_push_at (self->depay, self->rx.dgrams[i].data, len,
+        (guint64) now);
     if (st->unsupported != unsupported)
       self->unsupported_run++;
     else if (st->packets != packets)
@@ -1655,16 +1654,9 @@ push_batch (GstUvgRtpSrc * self, gint n, gint64 now)
     self->anchor = arrival;
   }
 
-  /* the reorder window's clock starts when it begins to hold packets */
-  if (urtp_depay_pending (self->depay) == 0)
-    self->pending_since_us = 0;
-  else if (self->pending_since_us == 0)
-    self->pending_since_us = now;
-  if (self->pending_since_us && now - self->pending_since_us >= latency_us) {
-    GST_DEBUG_OBJECT (self, "gave up waiting for missing packets");
-    urtp_depay_flush (self->depay, false);
-    self->pending_since_us = 0;
-  }
+  /* Give up a gap once packets behind it have waited `latency`; gaps that
+   * opened later keep their own time. */
+  urtp_depay_expire (self->depay, (guint64) now, (guint64) latency_us);
   if (n > 0)
     self->last_packet_us = now;
   GST_OBJECT_UNLOCK (self);
@@ -1687,6 +1679,7 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
   gboolean caps_changed;
   guint64 timeout_ns;
   gint64 now, latency_us, wait_us;
+  guint64 deadline;
   urtp_au_t au;
   gint n;
 
@@ -1742,8 +1735,11 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     /* Wait no longer than the next reorder or timeout deadline. */
     now = g_get_monotonic_time ();
     wait_us = -1;
-    if (self->pending_since_us)
-      wait_us = MAX (0, self->pending_since_us + latency_us - now);
+    GST_OBJECT_LOCK (self);
+    deadline = urtp_depay_deadline (self->depay, (guint64) latency_us);
+    GST_OBJECT_UNLOCK (self);
+    if (deadline != UINT64_MAX)
+      wait_us = MAX (0, (gint64) deadline - now);
     if (timeout_ns) {
       gint64 t = MAX (0, self->last_packet_us +
           (gint64) (timeout_ns / 1000) - now);

@@ -71,7 +71,6 @@ struct _GstUvgRtpSrc
 
   /* timing, in monotonic microseconds */
   gint64 last_packet_us;
-  gint64 pending_since_us;      /* 0: the reorder window holds nothing */
 
   /* timestamps */
   gboolean have_anchor;

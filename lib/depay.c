@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "urtp/depay.h"
 
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,13 +31,123 @@ enum {
 #define MIN_HINT 2048u
 #define START_HINT 16384u
 
+/* ---- recycled access unit buffers ----
+ *
+ * With cfg.recycle every access unit buffer carries a header in front of it
+ * that names its pool and capacity, so that urtp_depay_release() needs only
+ * the data pointer (and can be a GDestroyNotify). The pool is shared by the
+ * depayloader and the buffers it handed out, and lives until the last of
+ * them is gone: buffers may come back from any thread, and after
+ * urtp_depay_free(). */
+
+/* Buffers kept for reuse: the access unit being assembled, those finished
+ * but not yet popped or still downstream; beyond a few, keeping more only
+ * holds memory. */
+#define POOL_KEEP 8
+
+/* max_align_t keeps the data after it as aligned as malloc's. */
+typedef union au_hdr {
+  struct {
+    struct au_pool *pool;
+    size_t cap;             /* bytes after the header */
+  } h;
+  max_align_t align;
+} au_hdr_t;
+
+typedef struct au_pool {
+  pthread_mutex_t lock;
+  size_t refs;              /* the depayloader, and every buffer not in keep[] */
+  bool closed;              /* the depayloader is gone: free what comes back */
+  size_t nkeep;
+  au_hdr_t *keep[POOL_KEEP]; /* a stack: the last released is the warmest */
+} au_pool_t;
+
+static au_pool_t *pool_new(void)
+{
+  au_pool_t *p = calloc(1, sizeof(*p));
+  if (!p)
+    return NULL;
+  if (pthread_mutex_init(&p->lock, NULL) != 0) {
+    free(p);
+    return NULL;
+  }
+  p->refs = 1;
+  return p;
+}
+
+static void pool_destroy(au_pool_t *p)
+{
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+}
+
+/* Takes a kept buffer: its data, or NULL (*cap 0) if none is kept. */
+static uint8_t *pool_take(au_pool_t *p, size_t *cap)
+{
+  au_hdr_t *h = NULL;
+  pthread_mutex_lock(&p->lock);
+  if (p->nkeep > 0) {
+    h = p->keep[--p->nkeep];
+    p->refs++;
+  }
+  pthread_mutex_unlock(&p->lock);
+  *cap = h ? h->h.cap : 0;
+  return h ? (uint8_t *)(h + 1) : NULL;
+}
+
+/* The depayloader lets go: kept buffers are freed now, the others when they
+ * come back. */
+static void pool_close(au_pool_t *p)
+{
+  pthread_mutex_lock(&p->lock);
+  p->closed = true;
+  size_t n = p->nkeep;
+  au_hdr_t *kept[POOL_KEEP];
+  memcpy(kept, p->keep, n * sizeof(*kept));
+  p->nkeep = 0;
+  bool last = --p->refs == 0;
+  pthread_mutex_unlock(&p->lock);
+  for (size_t i = 0; i < n; i++)
+    free(kept[i]);
+  if (last)
+    pool_destroy(p);
+}
+
+void urtp_depay_release(void *data)
+{
+  if (!data)
+    return;
+  au_hdr_t *h = (au_hdr_t *)data - 1;
+  au_pool_t *p = h->h.pool;
+  au_hdr_t *drop = h;
+  pthread_mutex_lock(&p->lock);
+  if (!p->closed) {
+    /* Full: the least recently released goes, as the coldest. */
+    if (p->nkeep == POOL_KEEP) {
+      drop = p->keep[0];
+      memmove(p->keep, p->keep + 1, (POOL_KEEP - 1) * sizeof(*p->keep));
+      p->nkeep--;
+    } else {
+      drop = NULL;
+    }
+    p->keep[p->nkeep++] = h;
+  }
+  bool last = --p->refs == 0;
+  pthread_mutex_unlock(&p->lock);
+  free(drop);
+  if (last)
+    pool_destroy(p);
+}
+
 struct urtp_depay {
   urtp_depay_config_t cfg;
   const urtp_h26x_desc_t *desc;   /* NULL for Opus */
+  au_pool_t *pool;                /* with cfg.recycle */
   urtp_reorder_t ro;
   uint32_t ssrc;
   bool ssrc_locked;
   uint64_t resyncs_seen;
+  uint64_t now;             /* arrival time of the datagram being pushed */
   /* the packet being pushed, already parsed (in-order delivery hands back
    * the caller's buffer, so it need not be parsed twice) */
   const uint8_t *cur_raw;
@@ -88,25 +201,53 @@ static void make_oversize(urtp_depay_t *d)
   d->len = 0;
 }
 
-/* Room for n more bytes at buf + len, or NULL when the AU is being
- * discarded or would exceed max_au_size. */
-static uint8_t *reserve(urtp_depay_t *d, size_t n)
+/* Resizes an access unit buffer (data NULL: a new one) to cap bytes.
+ * Returns the new data, or NULL with data left as it was. */
+static uint8_t *buf_resize(urtp_depay_t *d, uint8_t *data, size_t cap)
 {
-  if (d->discard)
+  if (!d->pool)
+    return realloc(data, cap);
+  if (cap > SIZE_MAX - sizeof(au_hdr_t))
     return NULL;
+  au_hdr_t *h = realloc(data ? (au_hdr_t *)data - 1 : NULL, sizeof(*h) + cap);
+  if (!h)
+    return NULL;
+  if (!data) {
+    pthread_mutex_lock(&d->pool->lock);
+    d->pool->refs++;
+    pthread_mutex_unlock(&d->pool->lock);
+  }
+  h->h.pool = d->pool;
+  h->h.cap = cap;
+  return (uint8_t *)(h + 1);
+}
+
+static void buf_free(urtp_depay_t *d, uint8_t *data)
+{
+  if (d->pool)
+    urtp_depay_release(data);
+  else
+    free(data);
+}
+
+/* reserve() when the buffer is too small (or there is none yet). */
+static __attribute__((noinline)) uint8_t *reserve_slow(urtp_depay_t *d, size_t n)
+{
   size_t max = d->cfg.max_au_size;
   if (n > max - d->len) {
     make_oversize(d);
     return NULL;
   }
   size_t need = d->len + n;
+  if (!d->buf && d->pool)
+    d->buf = pool_take(d->pool, &d->cap);
   if (need > d->cap) {
     size_t cap = d->cap ? d->cap * 2 : d->hint;
     if (cap < need)
       cap = need;
     if (cap > max)
       cap = max;
-    uint8_t *b = realloc(d->buf, cap);
+    uint8_t *b = buf_resize(d, d->buf, cap);
     if (!b) {
       /* Out of memory is treated like the bound it is. */
       make_oversize(d);
@@ -116,6 +257,18 @@ static uint8_t *reserve(urtp_depay_t *d, size_t n)
     d->cap = cap;
   }
   return d->buf + d->len;
+}
+
+/* Room for n more bytes at buf + len, or NULL when the AU is being
+ * discarded or would exceed max_au_size. Inline for the common case of a
+ * packet that fits (len <= cap <= max_au_size always holds). */
+static inline uint8_t *reserve(urtp_depay_t *d, size_t n)
+{
+  if (d->discard)
+    return NULL;
+  if (n <= d->cap - d->len)
+    return d->buf + d->len;
+  return reserve_slow(d, n);
 }
 
 static void nal_done(urtp_depay_t *d, unsigned type)
@@ -201,7 +354,7 @@ static void unsupported(urtp_depay_t *d)
 static void enqueue(urtp_depay_t *d, const urtp_au_t *au)
 {
   if (d->q_len == URTP_DEPAY_QUEUE) {
-    free(d->q[d->q_head].data);
+    buf_free(d, d->q[d->q_head].data);
     d->q_head = (d->q_head + 1) % URTP_DEPAY_QUEUE;
     d->q_len--;
     d->stats.dropped_aus++;
@@ -460,7 +613,20 @@ static void opus_packet(urtp_depay_t *d, const urtp_rtp_pkt_t *p, uint64_t seq)
     d->discont = true;
     return;
   }
-  uint8_t *b = malloc(n);
+  uint8_t *b;
+  if (d->pool) {
+    size_t cap;
+    b = pool_take(d->pool, &cap);
+    if (cap < n) {
+      /* room for the larger frames to come too */
+      uint8_t *nb = buf_resize(d, b, n < MIN_HINT ? MIN_HINT : n);
+      if (!nb)
+        buf_free(d, b);
+      b = nb;
+    }
+  } else {
+    b = malloc(n);
+  }
   if (!b) {
     d->stats.oversize++;
     d->discont = true;
@@ -558,6 +724,11 @@ urtp_depay_t *urtp_depay_new(const urtp_depay_config_t *cfg)
     d->ssrc = (uint32_t)cfg->ssrc;
     d->ssrc_locked = true;
   }
+  if (cfg->recycle && !(d->pool = pool_new())) {
+    urtp_reorder_destroy(&d->ro);
+    free(d);
+    return NULL;
+  }
   d->hint = START_HINT < d->cfg.max_au_size ? START_HINT : d->cfg.max_au_size;
   d->need_key = cfg->wait_for_keyframe && d->desc != NULL;
   return d;
@@ -568,11 +739,13 @@ void urtp_depay_free(urtp_depay_t *d)
   if (!d)
     return;
   while (d->q_len > 0) {
-    free(d->q[d->q_head].data);
+    buf_free(d, d->q[d->q_head].data);
     d->q_head = (d->q_head + 1) % URTP_DEPAY_QUEUE;
     d->q_len--;
   }
-  free(d->buf);
+  buf_free(d, d->buf);
+  if (d->pool)
+    pool_close(d->pool);
   urtp_reorder_destroy(&d->ro);
   free(d);
 }
@@ -596,7 +769,7 @@ void urtp_depay_push(urtp_depay_t *d, const uint8_t *pkt, size_t len)
     return;
   }
   d->cur_raw = pkt;
-  urtp_reorder_push(&d->ro, pkt, len, h->seq, on_packet, d);
+  urtp_reorder_push_at(&d->ro, pkt, len, h->seq, d->now, on_packet, d);
   d->cur_raw = NULL;
   d->stats.seq = d->ro.stats;
 }
@@ -611,6 +784,23 @@ bool urtp_depay_pop(urtp_depay_t *d, urtp_au_t *au)
   d->stats.aus++;
   d->stats.nals += au->nal_count;
   return true;
+}
+
+void urtp_depay_push_at(urtp_depay_t *d, const uint8_t *pkt, size_t len, uint64_t now)
+{
+  d->now = now;
+  urtp_depay_push(d, pkt, len);
+}
+
+void urtp_depay_expire(urtp_depay_t *d, uint64_t now, uint64_t max_wait)
+{
+  urtp_reorder_expire(&d->ro, now, max_wait, on_packet, d);
+  d->stats.seq = d->ro.stats;
+}
+
+uint64_t urtp_depay_deadline(const urtp_depay_t *d, uint64_t max_wait)
+{
+  return urtp_reorder_deadline(&d->ro, max_wait);
 }
 
 void urtp_depay_flush(urtp_depay_t *d, bool end_au)

@@ -23,15 +23,20 @@
  * least this many far-behind packets in a row even with tiny windows. */
 #define RESYNC_MIN 8
 
+/* A power of two (at least 64): the bitmap is indexed with a mask, as a
+ * division for every packet delivered costs more than the rest of the
+ * in-order path. */
 static size_t hist_bits_for(size_t window)
 {
-  size_t h = window < 64 ? 64 : window;
-  return (h + 63) & ~(size_t)63;
+  size_t h = 64;
+  while (h < window)
+    h *= 2;
+  return h;
 }
 
 static void hist_set(urtp_reorder_t *r, uint64_t pos, bool delivered)
 {
-  uint64_t b = pos % r->hist_bits;
+  uint64_t b = pos & (r->hist_bits - 1);
   if (delivered)
     r->hist[b / 64] |= (uint64_t)1 << (b % 64);
   else
@@ -40,7 +45,7 @@ static void hist_set(urtp_reorder_t *r, uint64_t pos, bool delivered)
 
 static bool hist_get(const urtp_reorder_t *r, uint64_t pos)
 {
-  uint64_t b = pos % r->hist_bits;
+  uint64_t b = pos & (r->hist_bits - 1);
   return (r->hist[b / 64] >> (b % 64)) & 1;
 }
 
@@ -54,7 +59,8 @@ int urtp_reorder_init(urtp_reorder_t *r, size_t window, size_t slot_size)
   size_t hb = hist_bits_for(window);
   r->lens = calloc(window ? window : 1, sizeof(*r->lens));
   r->hist = calloc(hb / 64, sizeof(*r->hist));
-  if (!r->lens || !r->hist) {
+  r->arrival = calloc(window ? window : 1, sizeof(*r->arrival));
+  if (!r->lens || !r->hist || !r->arrival) {
     urtp_reorder_destroy(r);
     return -ENOMEM;
   }
@@ -76,6 +82,7 @@ void urtp_reorder_destroy(urtp_reorder_t *r)
   free(r->mem);
   free(r->lens);
   free(r->hist);
+  free(r->arrival);
   memset(r, 0, sizeof(*r));
 }
 
@@ -212,10 +219,12 @@ void urtp_reorder_push(urtp_reorder_t *r, const uint8_t *pkt, size_t len, uint16
   r->stashed++;
   if (len > r->slot_size) {
     r->lens[i] = OVERSIZE;
+    r->arrival[i] = r->now;
     return;
   }
   memcpy(r->mem + i * r->slot_size, pkt, len);
   r->lens[i] = (uint32_t)len + 1u;
+  r->arrival[i] = r->now;
   r->stats.reordered++;
 }
 
@@ -223,4 +232,43 @@ void urtp_reorder_flush(urtp_reorder_t *r, urtp_reorder_deliver_fn deliver, void
 {
   while (r->stashed > 0)
     settle_slot(r, deliver, user);
+}
+
+void urtp_reorder_push_at(urtp_reorder_t *r, const uint8_t *pkt, size_t len, uint16_t seq,
+                          uint64_t now, urtp_reorder_deliver_fn deliver, void *user)
+{
+  r->now = now;
+  urtp_reorder_push(r, pkt, len, seq, deliver, user);
+}
+
+/* Arrival of the packet that has waited longest; only with stashed > 0.
+ * A scan of the window, done once per expiry check rather than per packet. */
+static uint64_t oldest_arrival(const urtp_reorder_t *r)
+{
+  uint64_t oldest = UINT64_MAX;
+  for (size_t i = 0; i < r->window; i++)
+    if (r->lens[i] != 0 && r->arrival[i] < oldest)
+      oldest = r->arrival[i];
+  return oldest;
+}
+
+uint64_t urtp_reorder_deadline(const urtp_reorder_t *r, uint64_t max_wait)
+{
+  if (r->stashed == 0)
+    return UINT64_MAX;
+  uint64_t oldest = oldest_arrival(r);
+  return oldest > UINT64_MAX - max_wait ? UINT64_MAX : oldest + max_wait;
+}
+
+void urtp_reorder_expire(urtp_reorder_t *r, uint64_t now, uint64_t max_wait,
+                         urtp_reorder_deliver_fn deliver, void *user)
+{
+  /* Any waiting packet proves the gap in front of all of them: the oldest
+   * one's wait is that gap's age. Give it up, deliver the run behind it,
+   * and look again at what still waits. */
+  while (r->stashed > 0 && urtp_reorder_deadline(r, max_wait) <= now) {
+    while (r->lens[r->next % r->window] == 0)
+      lose_one(r);
+    drain(r, deliver, user);
+  }
 }

@@ -25,6 +25,10 @@
  *    most URTP_DEPAY_QUEUE finished access units wait for urtp_depay_pop()
  *    and older ones are dropped when it overflows.
  *  - Packets in order are copied once, straight into the access unit.
+ *  - With recycle set, access unit buffers are reused: the caller hands each
+ *    back with urtp_depay_release() and later access units are assembled in
+ *    it, so that a stream does not take fresh memory (page faults, pages
+ *    zeroed by the kernel, cache misses) for every access unit.
  */
 #ifndef URTP_DEPAY_H
 #define URTP_DEPAY_H
@@ -54,6 +58,7 @@ typedef struct urtp_depay_config {
   urtp_loss_policy_t loss_policy;
   bool wait_for_keyframe;   /* after start and after damage, drop until a keyframe */
   bool donl;                /* H.265: DONL/DOND fields present */
+  bool recycle;             /* urtp_au_t.data is released with urtp_depay_release() */
 } urtp_depay_config_t;
 
 /* Access unit flags. */
@@ -65,7 +70,8 @@ enum {
 };
 
 typedef struct urtp_au {
-  uint8_t *data;            /* malloc'ed; the caller owns it: free() */
+  uint8_t *data;            /* the caller owns it: free(), or with recycle
+                             * urtp_depay_release() */
   size_t len;
   uint32_t rtp_ts;
   uint64_t first_seq, last_seq; /* extended sequence numbers */
@@ -100,6 +106,17 @@ void urtp_depay_free(urtp_depay_t *d);
  * in the statistics. */
 void urtp_depay_push(urtp_depay_t *d, const uint8_t *pkt, size_t len);
 
+/* The same for a datagram that arrived at time now (the caller's monotonic
+ * clock and unit), for urtp_depay_expire(). */
+void urtp_depay_push_at(urtp_depay_t *d, const uint8_t *pkt, size_t len, uint64_t now);
+
+/* Gives up on missing packets that packets behind them have waited max_wait
+ * for (the receiver's latency); later gaps keep waiting. */
+void urtp_depay_expire(urtp_depay_t *d, uint64_t now, uint64_t max_wait);
+
+/* When urtp_depay_expire() next has work; UINT64_MAX if nothing waits. */
+uint64_t urtp_depay_deadline(const urtp_depay_t *d, uint64_t max_wait);
+
 /* Takes the oldest finished access unit. Returns true if *au was filled. */
 bool urtp_depay_pop(urtp_depay_t *d, urtp_au_t *au);
 
@@ -111,5 +128,13 @@ void urtp_depay_flush(urtp_depay_t *d, bool end_au);
 size_t urtp_depay_pending(const urtp_depay_t *d);
 
 const urtp_depay_stats_t *urtp_depay_stats(const urtp_depay_t *d);
+
+/* Hands back urtp_au_t.data of a depayloader created with recycle (and only
+ * such data; NULL is ignored). Thread-safe, and valid after urtp_depay_free()
+ * too: the buffer is then freed. The 8 most recently released buffers are
+ * kept, and the next access unit is assembled in the last one released
+ * (the likeliest to be in cache); older ones are freed. Its signature fits
+ * GDestroyNotify. */
+void urtp_depay_release(void *data);
 
 #endif

@@ -118,6 +118,7 @@ typedef struct urtp_rx {
     bool active;
   } pend;
   uint64_t truncated;         /* datagrams larger than a slot, dropped */
+  bool full;                  /* the last receive filled every message */
 } urtp_rx_t;
 
 /* batch: messages per system call (e.g. 64, at most 1024). slot_size:
@@ -129,7 +130,9 @@ void urtp_rx_destroy(urtp_rx_t *rx);
 /* Waits up to timeout_ms (-1: forever, 0: don't wait) for datagrams, then
  * takes as many as are queued, up to the batch. Returns how many datagrams
  * are in rx->dgrams, 0 on timeout, -EINTR when woken by urtp_sock_wake(),
- * or -errno. */
+ * or -errno. When the previous call filled the whole batch, what is queued
+ * is taken without polling first; a pending wake-up is then seen by the
+ * first call that has to wait. */
 int urtp_sock_recv(urtp_sock_t *s, urtp_rx_t *rx, int timeout_ms);
 
 /* Interrupts a wait in urtp_sock_recv (now or the next one); thread-safe. */

@@ -13,8 +13,10 @@
  *  - Memory is fixed at init (window * slot_size bytes); nothing allocates
  *    afterwards.
  *  - A gap is given up on when a packet arrives `window` or more positions
- *    beyond it, or when the caller flushes (on a timeout). Every sequence
- *    number is accounted for exactly once: delivered, or counted in `lost`.
+ *    beyond it, when the packets waiting behind it have waited long enough
+ *    (urtp_reorder_expire, with arrival times from urtp_reorder_push_at),
+ *    or when the caller flushes. Every sequence number is accounted for
+ *    exactly once: delivered, or counted in `lost`.
  *  - A packet whose sequence number was already delivered or is already
  *    stashed is counted as a duplicate and dropped; one that arrives after
  *    its gap was given up on is counted as late and dropped. After
@@ -59,7 +61,9 @@ typedef struct urtp_reorder {
   size_t late_run;        /* consecutive late packets, for resync */
   uint64_t pending_lost;  /* given up, not yet reported as lost_before */
   uint64_t *hist;         /* delivered (1) or given up (0), per position */
-  size_t hist_bits;       /* positions the bitmap covers, a multiple of 64 */
+  uint64_t *arrival;      /* per slot: when its packet arrived */
+  uint64_t now;           /* arrival time of the packet being pushed */
+  size_t hist_bits;       /* positions the bitmap covers, a power of two >= 64 */
   urtp_reorder_stats_t stats;
 } urtp_reorder_t;
 
@@ -71,6 +75,21 @@ void urtp_reorder_destroy(urtp_reorder_t *r);
  * once are dropped and counted as lost when their turn comes. */
 void urtp_reorder_push(urtp_reorder_t *r, const uint8_t *pkt, size_t len, uint16_t seq,
                        urtp_reorder_deliver_fn deliver, void *user);
+
+/* The same, for a packet that arrived at time now (any monotonic clock; the
+ * unit is the caller's). Only needed with urtp_reorder_expire(). */
+void urtp_reorder_push_at(urtp_reorder_t *r, const uint8_t *pkt, size_t len, uint16_t seq,
+                          uint64_t now, urtp_reorder_deliver_fn deliver, void *user);
+
+/* Gives up on gaps, oldest first, for as long as some packet waiting behind
+ * the oldest gap has waited max_wait or more; a gap that opened later keeps
+ * its own time. */
+void urtp_reorder_expire(urtp_reorder_t *r, uint64_t now, uint64_t max_wait,
+                         urtp_reorder_deliver_fn deliver, void *user);
+
+/* When urtp_reorder_expire() will next give up a gap: the oldest waiting
+ * packet's arrival plus max_wait; UINT64_MAX when nothing waits. */
+uint64_t urtp_reorder_deadline(const urtp_reorder_t *r, uint64_t max_wait);
 
 /* Gives up on every gap: delivers all stashed packets in order. */
 void urtp_reorder_flush(urtp_reorder_t *r, urtp_reorder_deliver_fn deliver, void *user);

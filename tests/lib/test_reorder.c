@@ -400,6 +400,55 @@ static void test_flush(void)
   urtp_reorder_destroy(&r);
 }
 
+static void offer_at(urtp_reorder_t *r, uint16_t seq, uint64_t now)
+{
+  static uint8_t b[64];
+  make_pkt(b, seq);
+  urtp_reorder_push_at(r, b, pkt_len(seq), seq, now, on_deliver, &rec);
+}
+
+/* Each gap waits its own time: expiry gives up the gap that packets have
+ * waited behind for max_wait, not a gap that opened just now. */
+static void test_expire_per_gap(void)
+{
+  urtp_reorder_t r;
+  REQUIRE(urtp_reorder_init(&r, 64, 64) == 0);
+  rec_reset();
+  offer_at(&r, 1, 0);
+  CHECK_EQ(urtp_reorder_deadline(&r, 100), UINT64_MAX);
+  offer_at(&r, 3, 0);       /* gap at 2, known since t=0 */
+  offer_at(&r, 5, 90);      /* gap at 4, known since t=90 */
+  CHECK_EQ(urtp_reorder_deadline(&r, 100), 100);
+  urtp_reorder_expire(&r, 99, 100, on_deliver, &rec);
+  CHECK_EQ(rec.n, 1);       /* not yet */
+  urtp_reorder_expire(&r, 100, 100, on_deliver, &rec);
+  CHECK_EQ(rec.n, 2);       /* 2 given up, 3 delivered; 4 still awaited */
+  CHECK_EQ(rec.seq[1], 3);
+  CHECK_EQ(rec.lost[1], 1);
+  CHECK_EQ(urtp_reorder_pending(&r), 1);
+  CHECK_EQ(urtp_reorder_deadline(&r, 100), 190);
+  offer_at(&r, 4, 120);     /* arrives in time: nothing more is lost */
+  CHECK_EQ(rec.n, 4);
+  CHECK_EQ(rec.seq[2], 4);
+  CHECK_EQ(rec.seq[3], 5);
+  CHECK_EQ(rec.lost[2], 0);
+  CHECK_EQ(r.stats.lost, 1);
+  CHECK_EQ(r.stats.late, 0);
+  CHECK_EQ(urtp_reorder_deadline(&r, 100), UINT64_MAX);
+
+  /* Several gaps that are all old go at once, in order. */
+  offer_at(&r, 7, 200);
+  offer_at(&r, 9, 210);
+  offer_at(&r, 12, 220);
+  urtp_reorder_expire(&r, 1000, 100, on_deliver, &rec);
+  CHECK_EQ(urtp_reorder_pending(&r), 0);
+  CHECK_EQ(rec.n, 7);
+  CHECK_EQ(rec.seq[6], 12);
+  CHECK_EQ(rec.lost[6], 2);
+  CHECK_EQ(r.stats.lost, 5);
+  urtp_reorder_destroy(&r);
+}
+
 /* An early packet larger than a slot cannot wait: it is lost when its turn
  * comes, at once, without holding up those behind it. */
 static void test_oversize_early(void)
@@ -535,6 +584,7 @@ int main(void)
   TAP_RUN(test_resync);
   TAP_RUN(test_window_zero);
   TAP_RUN(test_flush);
+  TAP_RUN(test_expire_per_gap);
   TAP_RUN(test_oversize_early);
   TAP_RUN(test_impaired_w0);
   TAP_RUN(test_impaired_w1);
