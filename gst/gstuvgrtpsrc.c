@@ -1040,6 +1040,9 @@ make_depay (GstUvgRtpSrc * self)
       URTP_LOSS_DROP_NAL : URTP_LOSS_DROP_AU;
   cfg.wait_for_keyframe = self->wait_for_keyframe;
   cfg.donl = self->session.donl;
+  /* buffers come back through urtp_depay_release() when downstream is done
+   * with them, so that access units reuse memory that is already mapped */
+  cfg.recycle = TRUE;
   return urtp_depay_new (&cfg);
 }
 
@@ -1444,7 +1447,8 @@ running_time_now (GstUvgRtpSrc * self)
  * slice) start a new access unit by the letter of H.264 7.4.1.2.3 and
  * H.265 7.4.2.4.4, so parsers split the picture. Drops such repeats when
  * they are identical to a parameter set earlier in the AU. Only keyframes
- * are scanned, and the AU is copied only when there is something to drop. */
+ * are scanned, and the AU is compacted in place when there is something to
+ * drop. */
 #define MAX_PARAM_SETS 32
 
 static void
@@ -1456,7 +1460,8 @@ drop_repeated_param_sets (urtp_codec_t codec, urtp_au_t * au)
   guint nps = 0;
   gboolean seen_vcl = FALSE, drop = FALSE;
   gsize out_len = 0;
-  guint8 *out, *w;
+  const guint8 *prev_end = au->data;
+  guint8 *w;
 
   if (!desc)
     return;
@@ -1467,6 +1472,12 @@ drop_repeated_param_sets (urtp_codec_t codec, urtp_au_t * au)
 
     if (nal.len < desc->hdr_len)
       return;
+    /* In-place compaction below needs 4 bytes before every NAL unit, as the
+     * depayloader writes them; a 3-byte start code inside a (malformed) NAL
+     * unit would make the output outgrow the input. */
+    if (nal.data < prev_end + 4)
+      return;
+    prev_end = nal.data + nal.len;
     type = urtp_h26x_type (desc, nal.data);
     if (urtp_h26x_is_vcl (desc, type)) {
       seen_vcl = TRUE;
@@ -1488,10 +1499,9 @@ drop_repeated_param_sets (urtp_codec_t codec, urtp_au_t * au)
   if (!drop)
     return;
 
-  out = malloc (out_len);
-  if (!out)
-    return;
-  w = out;
+  /* Kept NAL units move towards the start, never past bytes still to be
+   * read; the parameter sets compared against are tracked where they move. */
+  w = au->data;
   nps = 0;
   seen_vcl = FALSE;
   urtp_scl_iter_init (&it, au->data, au->len);
@@ -1505,20 +1515,20 @@ drop_repeated_param_sets (urtp_codec_t codec, urtp_au_t * au)
       for (i = 0; i < nps && !repeat; i++)
         repeat = seen_vcl && ps[i].len == nal.len &&
             memcmp (ps[i].data, nal.data, nal.len) == 0;
-      if (!repeat)
-        ps[nps++] = nal;
     }
     if (repeat)
       continue;
+    memmove (w + 4, nal.data, nal.len);
     w[0] = 0;
     w[1] = 0;
     w[2] = 0;
     w[3] = 1;
-    memcpy (w + 4, nal.data, nal.len);
+    if (urtp_h26x_is_param_set (desc, type)) {
+      ps[nps].data = w + 4;
+      ps[nps++].len = nal.len;
+    }
     w += 4 + nal.len;
   }
-  free (au->data);
-  au->data = out;
   au->len = out_len;
 }
 
@@ -1534,13 +1544,13 @@ make_buffer (GstUvgRtpSrc * self, urtp_au_t * au)
   gint64 ext, diff;
 
   if (au->len == 0) {
-    free (au->data);
+    urtp_depay_release (au->data);
     return NULL;
   }
   if (!opus && (au->flags & URTP_AU_KEYFRAME))
     drop_repeated_param_sets (self->session.codec, au);
   buf = gst_buffer_new_wrapped_full (0, au->data, au->len, 0, au->len,
-      au->data, free);
+      au->data, urtp_depay_release);
 
   if (self->send_params && self->session.params && !opus)
     gst_buffer_prepend_memory (buf, gst_memory_ref (self->session.params));

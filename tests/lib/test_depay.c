@@ -11,6 +11,7 @@
  *                    |S|E|P|FuType(5)|
  *   Opus   RFC 7587  one Opus packet per RTP packet
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -1364,6 +1365,225 @@ static void test_queue_overflow(void)
   urtp_depay_free(d);
 }
 
+/* ---- recycled buffers ---- */
+
+static urtp_depay_t *mk_recycle(urtp_codec_t codec, size_t window)
+{
+  urtp_depay_config_t cfg = {
+    .codec = codec, .pt = codec == URTP_CODEC_OPUS ? 111 : PT, .ssrc = -1,
+    .reorder_window = window, .recycle = true,
+  };
+  return urtp_depay_new(&cfg);
+}
+
+/* Pops one AU, compares its bytes with the n of x and hands it back (or
+ * not: *keep). */
+static uint8_t *pop_check_n(urtp_depay_t *d, const uint8_t *x, size_t n, uint8_t **keep)
+{
+  urtp_au_t au;
+  if (!urtp_depay_pop(d, &au)) {
+    CHECK(!"an access unit");
+    return NULL;
+  }
+  CHECK_EQ(au.len, n);
+  if (au.len == n)
+    CHECK_MEM(au.data, x, n);
+  if (keep)
+    *keep = au.data;
+  else
+    urtp_depay_release(au.data);
+  return au.data;
+}
+
+static uint8_t *pop_check(urtp_depay_t *d, const buf_t *x, uint8_t **keep)
+{
+  return pop_check_n(d, x->b, x->n, keep);
+}
+
+/* One buffer going round: every AU is assembled in the one released before
+ * it, whatever its size (small, then large enough to make it grow, then
+ * small again), and its bytes are right. */
+static void test_recycle_reuse(void)
+{
+  const urtp_codec_t c = URTP_CODEC_H265;
+  urtp_depay_t *d = mk_recycle(c, 8);
+  REQUIRE(d);
+  static nal_t a, big;
+  mknal(&a, c, 1, 300, 1);
+  mknal(&big, c, 1, 8000, 2);
+  buf_t xa, xb;
+  xa.n = 0;
+  expect_nal(&xa, &a);
+  xb.n = 0;
+  expect_nal(&xb, &big);
+  /* the large AU: that NAL unit 6 times, in FUs (48 KB, beyond the
+   * depayloader's first guess of an AU's size) */
+  static uint8_t xl[6 * (4 + 8000)];
+  for (int i = 0; i < 6; i++)
+    memcpy(xl + (size_t)i * xb.n, xb.b, xb.n);
+
+  uint16_t seq = 0;
+  uint8_t *p[12];
+  for (uint32_t i = 0; i < 12; i++) {
+    bool large = i == 5 || i == 6;
+    if (large) {
+      for (int k = 0; k < 6; k++)
+        seq = push_fu(d, c, seq, i, &big, 1000, k == 5);
+    } else {
+      seq = push_single(d, c, seq, i, &a, true);
+    }
+    p[i] = large ? pop_check_n(d, xl, sizeof xl, NULL) : pop_check(d, &xa, NULL);
+  }
+  /* AU 5 outgrew the buffer, which may have moved then */
+  for (int i = 1; i < 12; i++)
+    if (i != 5)
+      CHECK(p[i] == p[i < 5 ? 0 : 5]);
+  urtp_au_t au;
+  CHECK(!urtp_depay_pop(d, &au));
+  const urtp_depay_stats_t *st = urtp_depay_stats(d);
+  CHECK_EQ(st->aus, 12);
+  CHECK_EQ(st->dropped_aus, 0);
+  urtp_depay_free(d);
+}
+
+/* Many buffers out at once: each AU has its own; once they come back, the
+ * next AU is assembled in the last one released. Buffers released after
+ * the depayloader is gone are freed (the sanitizer build checks leaks). */
+static void test_recycle_many_and_after_free(void)
+{
+  const urtp_codec_t c = URTP_CODEC_H264;
+  urtp_depay_t *d = mk_recycle(c, 0);
+  REQUIRE(d);
+  static nal_t n;
+  mknal(&n, c, 5, 1500, 3);
+  buf_t x;
+  x.n = 0;
+  expect_nal(&x, &n);
+  uint8_t *held[10];
+  for (uint32_t i = 0; i < 10; i++)
+    push_single(d, c, (uint16_t)i, i, &n, true);
+  for (int i = 0; i < 10; i++) {
+    pop_check(d, &x, &held[i]);
+    for (int k = 0; k < i; k++)
+      CHECK(held[k] != held[i]);
+  }
+  for (int i = 0; i < 10; i++)
+    urtp_depay_release(held[i]);
+  push_single(d, c, 10, 10, &n, true);
+  CHECK(pop_check(d, &x, NULL) == held[9]);
+
+  /* out when the depayloader goes: two popped, three still queued */
+  for (uint32_t i = 11; i < 16; i++)
+    push_single(d, c, (uint16_t)i, i, &n, true);
+  pop_check(d, &x, &held[0]);
+  pop_check(d, &x, &held[1]);
+  urtp_depay_free(d);
+  CHECK_EQ(held[0][3], 1);   /* still valid */
+  urtp_depay_release(held[1]);
+  urtp_depay_release(held[0]);
+  urtp_depay_release(NULL);
+}
+
+/* Opus frames come in recycled buffers too; a queue overflow hands the
+ * dropped ones back. */
+static void test_recycle_opus_overflow(void)
+{
+  urtp_depay_t *d = mk_recycle(URTP_CODEC_OPUS, 0);
+  REQUIRE(d);
+  buf_t p, x;
+  static const uint8_t f[5] = { 0xfc, 1, 2, 3, 4 };
+  x.n = 0;
+  put(&x, f, sizeof f);
+  for (uint32_t i = 0; i < URTP_DEPAY_QUEUE + 3; i++) {
+    rtp_hdr(&p, 111, 7, (uint16_t)i, 960u * i, false);
+    put(&p, f, sizeof f);
+    push(d, &p);
+  }
+  CHECK_EQ(urtp_depay_stats(d)->dropped_aus, 3);
+  uint8_t *last = NULL;
+  for (int i = 0; i < URTP_DEPAY_QUEUE; i++)
+    last = pop_check(d, &x, NULL);
+  rtp_hdr(&p, 111, 7, URTP_DEPAY_QUEUE + 3, 0, false);
+  put(&p, f, sizeof f);
+  push(d, &p);
+  CHECK(pop_check(d, &x, NULL) == last);
+  urtp_depay_free(d);
+}
+
+/* Buffers handed back from another thread while the depayloader works, as
+ * a GStreamer pipeline does from downstream threads. */
+typedef struct rel_ring {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  uint8_t *q[8];
+  size_t head, len;
+  bool done;
+} rel_ring_t;
+
+static void *releaser(void *arg)
+{
+  rel_ring_t *r = arg;
+  for (;;) {
+    pthread_mutex_lock(&r->lock);
+    while (r->len == 0 && !r->done)
+      pthread_cond_wait(&r->cond, &r->lock);
+    if (r->len == 0) {
+      pthread_mutex_unlock(&r->lock);
+      return NULL;
+    }
+    uint8_t *b = r->q[r->head];
+    r->head = (r->head + 1) % 8;
+    r->len--;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+    urtp_depay_release(b);
+  }
+}
+
+static void test_recycle_threads(void)
+{
+  const urtp_codec_t c = URTP_CODEC_H266;
+  urtp_depay_t *d = mk_recycle(c, 4);
+  REQUIRE(d);
+  rel_ring_t r = { .head = 0 };
+  pthread_mutex_init(&r.lock, NULL);
+  pthread_cond_init(&r.cond, NULL);
+  pthread_t t;
+  REQUIRE(pthread_create(&t, NULL, releaser, &r) == 0);
+  static nal_t n[3];
+  buf_t x[3];
+  for (int k = 0; k < 3; k++) {
+    mknal(&n[k], c, 1, 1700 + 2500 * (size_t)k, 10 + (uint32_t)k);
+    x[k].n = 0;
+    expect_nal(&x[k], &n[k]);
+  }
+  uint16_t seq = 0;
+  for (uint32_t i = 0; i < 600; i++) {
+    int k = (int)(i % 3);
+    seq = push_fu(d, c, seq, i, &n[k], 900, true);
+    uint8_t *b = NULL;
+    pop_check(d, &x[k], &b);
+    if (!b)
+      break;
+    pthread_mutex_lock(&r.lock);
+    while (r.len == 8)
+      pthread_cond_wait(&r.cond, &r.lock);
+    r.q[(r.head + r.len) % 8] = b;
+    r.len++;
+    pthread_cond_broadcast(&r.cond);
+    pthread_mutex_unlock(&r.lock);
+  }
+  pthread_mutex_lock(&r.lock);
+  r.done = true;
+  pthread_cond_broadcast(&r.cond);
+  pthread_mutex_unlock(&r.lock);
+  pthread_join(t, NULL);
+  CHECK_EQ(urtp_depay_stats(d)->aus, 600);
+  urtp_depay_free(d);
+  pthread_mutex_destroy(&r.lock);
+  pthread_cond_destroy(&r.cond);
+}
+
 /* ---- seeded impairment ---- */
 
 /*
@@ -1851,6 +2071,10 @@ int main(void)
   TAP_RUN(test_wait_for_keyframe);
   TAP_RUN(test_oversize);
   TAP_RUN(test_queue_overflow);
+  TAP_RUN(test_recycle_reuse);
+  TAP_RUN(test_recycle_many_and_after_free);
+  TAP_RUN(test_recycle_opus_overflow);
+  TAP_RUN(test_recycle_threads);
   TAP_RUN(test_impaired_h264_drop_nal);
   TAP_RUN(test_impaired_h264_drop_au);
   TAP_RUN(test_impaired_h265_drop_nal);

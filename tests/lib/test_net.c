@@ -535,6 +535,65 @@ static void test_wake_and_timeout(void)
   urtp_sock_close(&s);
 }
 
+/* A receive that fills the whole batch makes the next one take what is
+ * queued without polling first: the datagrams still come out whole and in
+ * order, rx.full says so, and once the queue is empty the call waits (a
+ * timeout, or a wake-up) as before. */
+static void test_full_batch_then_empty(void)
+{
+  urtp_sock_t r, t;
+  REQUIRE(open_rx(&r, "127.0.0.1", URTP_IO_MMSG) == 0);
+  REQUIRE(open_tx(&t, "127.0.0.1", urtp_sock_local_port(&r), URTP_IO_MMSG) == 0);
+  urtp_rx_t rx;
+  REQUIRE(urtp_rx_init(&rx, 4, 2048) == 0);
+  urtp_batch_t b;
+  urtp_batch_init(&b);
+  for (uint32_t i = 0; i < 10; i++)
+    add_pkt(&b, 100 + i, (uint16_t)(200 + 10 * i));
+  CHECK_EQ(urtp_sock_send(&t, &b), 10);
+
+  static const int want[3] = { 4, 4, 2 };
+  uint32_t seq = 100;
+  for (int k = 0; k < 3; k++) {
+    int n = urtp_sock_recv(&r, &rx, 1000);
+    CHECK_EQ(n, want[k]);
+    CHECK_EQ(rx.full, n == 4);
+    for (int i = 0; i < n && n > 0; i++, seq++)
+      CHECK(pkt_ok(rx.dgrams[i].data, rx.dgrams[i].len, seq, 200 + 10 * (seq - 100)));
+  }
+  CHECK_EQ(seq, 110);
+  CHECK_EQ(r.rx_syscalls, 3);
+
+  /* full again, then nothing queued: a timeout as before */
+  urtp_batch_clear(&b);
+  for (uint32_t i = 0; i < 4; i++)
+    add_pkt(&b, 200 + i, 300);
+  CHECK_EQ(urtp_sock_send(&t, &b), 4);
+  CHECK_EQ(urtp_sock_recv(&r, &rx, 1000), 4);
+  CHECK(rx.full);
+  CHECK_EQ(urtp_sock_recv(&r, &rx, 10), 0);
+  CHECK(!rx.full);
+  CHECK_EQ(urtp_sock_recv(&r, &rx, 0), 0);
+
+  /* a wake-up pending while a full batch's successor is queued: the data
+   * comes first (no wait, so nothing to interrupt), then the call that
+   * would wait is woken */
+  CHECK_EQ(urtp_sock_send(&t, &b), 4);
+  CHECK_EQ(urtp_sock_send(&t, &b), 4);
+  CHECK_EQ(urtp_sock_recv(&r, &rx, 1000), 4);
+  urtp_sock_wake(&r);
+  CHECK_EQ(urtp_sock_recv(&r, &rx, -1), 4);
+  CHECK(pkt_ok(rx.dgrams[3].data, rx.dgrams[3].len, 203, 300));
+  CHECK_EQ(urtp_sock_recv(&r, &rx, -1), -EINTR);
+  urtp_sock_unwake(&r);
+  CHECK_EQ(urtp_sock_recv(&r, &rx, 0), 0);
+
+  urtp_batch_free(&b);
+  urtp_rx_destroy(&rx);
+  urtp_sock_close(&t);
+  urtp_sock_close(&r);
+}
+
 static void truncation_case(urtp_io_mode_t rxm)
 {
   urtp_sock_t r, t;
@@ -906,6 +965,7 @@ int main(void)
   TAP_RUN(test_open_errors);
   TAP_RUN(test_buffer_sizes);
   TAP_RUN(test_wake_and_timeout);
+  TAP_RUN(test_full_batch_then_empty);
   TAP_RUN(test_truncated_mmsg);
   TAP_RUN(test_truncated_plain);
   TAP_RUN(test_truncated_gro);
