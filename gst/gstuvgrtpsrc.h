@@ -11,7 +11,8 @@
 #include "urtp/net.h"
 #include "urtp/srtp.h"
 
-#include "gstuvgrtpsink.h"
+#include "gstuvgrtpcommon.h"
+#include "gstuvgrtpsrtp.h"
 
 G_BEGIN_DECLS
 
