@@ -946,6 +946,34 @@ static int on_commit(urtp_zrtp_t *z, const uint8_t *m, size_t len)
   return respond_to_commit(z, m, len);
 }
 
+/* Keeps the peer's DHPart (checked by the caller), agrees on the DH result
+ * and derives s0 and the keys from it. Returns 0, or -1 after failing the
+ * exchange with the RFC's error code. */
+static int accept_dhpart(urtp_zrtp_t *z, const uint8_t *m, size_t len, const zrtp_dhpart_t *dp)
+{
+  const zrtp_dhpart_t d = *dp;
+  memcpy(z->peer_dhpart, m, len);
+  z->peer_dhpart_len = len;
+  z->pd = d;
+  z->pd.pv = z->peer_dhpart + (d.pv - m);
+  uint8_t dhres[ZRTP_MAX_PV];
+  size_t dhlen = 0;
+  int rc = zrtp_kp_agree(&z->kp, z->pd.pv, z->pd.pv_len, dhres, &dhlen);
+  if (rc) {
+    fail(z, rc == -EINVAL ? URTP_ZRTP_ERR_BAD_DH : URTP_ZRTP_ERR_SOFTWARE, true);
+    return -1;
+  }
+  const uint8_t *s1 = match_secrets(z, d.rs1id, d.rs2id);
+  rc = derive_dh(z, dhres, dhlen, s1);
+  zrtp_wipe(dhres, sizeof dhres);
+  zrtp_kp_clear(&z->kp);
+  if (rc) {
+    fail(z, URTP_ZRTP_ERR_SOFTWARE, true);
+    return -1;
+  }
+  return 0;
+}
+
 static int on_dhpart1(urtp_zrtp_t *z, const uint8_t *m, size_t len)
 {
   if (z->st == ST_DHPART2_SENT || z->st == ST_CONFIRM2_SENT || (z->st == ST_SECURE && z->initiator))
@@ -964,25 +992,8 @@ static int on_dhpart1(urtp_zrtp_t *z, const uint8_t *m, size_t len)
     fail(z, URTP_ZRTP_ERR_HELLO_MISMATCH, true);
     return 0;
   }
-  memcpy(z->peer_dhpart, m, len);
-  z->peer_dhpart_len = len;
-  z->pd = d;
-  z->pd.pv = z->peer_dhpart + (d.pv - m);
-  uint8_t dhres[ZRTP_MAX_PV];
-  size_t dhlen = 0;
-  int rc = zrtp_kp_agree(&z->kp, z->pd.pv, z->pd.pv_len, dhres, &dhlen);
-  if (rc) {
-    fail(z, rc == -EINVAL ? URTP_ZRTP_ERR_BAD_DH : URTP_ZRTP_ERR_SOFTWARE, true);
+  if (accept_dhpart(z, m, len, &d))
     return 0;
-  }
-  const uint8_t *s1 = match_secrets(z, d.rs1id, d.rs2id);
-  rc = derive_dh(z, dhres, dhlen, s1);
-  zrtp_wipe(dhres, sizeof dhres);
-  zrtp_kp_clear(&z->kp);
-  if (rc) {
-    fail(z, URTP_ZRTP_ERR_SOFTWARE, true);
-    return 0;
-  }
   if (z->cache_mismatch)
     emit(z, URTP_ZRTP_EV_CACHE_MISMATCH);
   z->st = ST_DHPART2_SENT;
@@ -1032,22 +1043,9 @@ static int on_dhpart2(urtp_zrtp_t *z, const uint8_t *m, size_t len)
     fail(z, URTP_ZRTP_ERR_HVI, true);
     return 0;
   }
-  memcpy(z->peer_dhpart, m, len);
-  z->peer_dhpart_len = len;
-  z->pd = d;
-  z->pd.pv = z->peer_dhpart + (d.pv - m);
-  uint8_t dhres[ZRTP_MAX_PV];
-  size_t dhlen = 0;
-  int rc = zrtp_kp_agree(&z->kp, z->pd.pv, z->pd.pv_len, dhres, &dhlen);
-  if (rc) {
-    fail(z, rc == -EINVAL ? URTP_ZRTP_ERR_BAD_DH : URTP_ZRTP_ERR_SOFTWARE, true);
+  if (accept_dhpart(z, m, len, &d))
     return 0;
-  }
-  const uint8_t *s1 = match_secrets(z, d.rs1id, d.rs2id);
-  rc = derive_dh(z, dhres, dhlen, s1);
-  zrtp_wipe(dhres, sizeof dhres);
-  zrtp_kp_clear(&z->kp);
-  if (rc || send_confirm1(z)) {
+  if (send_confirm1(z)) {
     fail(z, URTP_ZRTP_ERR_SOFTWARE, true);
     return 0;
   }
