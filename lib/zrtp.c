@@ -817,8 +817,13 @@ static int on_hello(urtp_zrtp_t *z, const uint8_t *m, size_t len, uint32_t ssrc)
   send_simple(z, ZT_HELLOACK);
   if (!z->hello_acked) {
     /* the peer is up now: repeat our Hello at once rather than at the
-     * (possibly long) next retransmission, and grant it a full budget */
-    send_msg(z, z->hello, z->hello_len);
+     * (possibly long) next retransmission, and grant it a full budget;
+     * not when it has only just gone out (the peer's Hello started us),
+     * where the copy would reach the peer after its Commit as noise */
+    const bool just_sent = z->t.on && z->t.resend && z->t.msg == z->hello &&
+                           z->now < z->t.due - z->t.interval + 50;
+    if (!just_sent)
+      send_msg(z, z->hello, z->hello_len);
     timer_resend(z, z->hello, z->hello_len, T1_BASE, T1_CAP, T1_MAX);
   } else {
     maybe_commit(z);
