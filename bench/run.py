@@ -190,6 +190,8 @@ FIELDS = [
     "aus_lost", "loss_pct", "goodput_gbps", "send_cpu_s", "recv_cpu_s", "send_cpu_util",
     "recv_cpu_util", "cpu_s_per_gbit", "lat_p50_ms", "lat_p90_ms", "lat_p99_ms", "lat_mean_ms",
     "echoed", "rcvbuf", "notes",
+    # libsrtp2's own cost per packet (series srtp-cost, bench/srtp_cost.c)
+    "srtp_protect_us", "srtp_unprotect_us",
 ]
 
 
@@ -332,6 +334,142 @@ class Runner:
                    notes="loss_pct counts datagrams; send syscalls=%s recv syscalls=%s" % (
                        s["syscalls"], r["syscalls"]))
         return self.record(row)
+
+
+# ---------------------------------------------------------------------------
+# SRTP: libsrtp2's own cost per packet, measured alone (bench/srtp_cost.c)
+
+SRTP_COST_PROFILES = (("gcm", "AEAD_AES_128_GCM"), ("cm", "AES_CM_128_HMAC_SHA1_80"))
+# path of a srtp-cost row: which library, and whether libsrtp2 alone or lib/'s calls on it
+SRTP_COST_PATHS = (
+    ("linked-libsrtp2", "uvgrtpsink / uvgrtpsrc (the libsrtp2 lib/ links)"),
+    ("linked-urtp", "lib/'s calls on it: urtp_srtp_protect_batch (with its one copy), "
+                    "urtp_srtp_unprotect"),
+    ("system-libsrtp2", "srtpenc / srtpdec (the system's libsrtp2)"),
+)
+
+
+def srtp_cost(runner):
+    """Runs bench/srtp-cost (on the libsrtp2 lib/ links, alone and through
+    lib/'s calls) and bench/srtp-cost-system (on the system's libsrtp2, which
+    srtpenc/srtpdec use) once, before the trials; one row per library, layer
+    and profile."""
+    a = runner.a
+    sec, runs = ("0.1", "3") if a.quick else ("0.2", "5")
+    names = dict((long, short) for short, long in SRTP_COST_PROFILES)
+    for exe in ("srtp-cost", "srtp-cost-system"):
+        path = os.path.join(a.builddir, "bench", exe)
+        if not os.access(path, os.X_OK):
+            runner.log("srtp cost: %s not built" % path)
+            continue
+        try:
+            r = subprocess.run([path, "--size", str(a.mtu), "--seconds", sec, "--runs", runs],
+                               capture_output=True, text=True, env=runner.env, timeout=300)
+            out, err, rc = r.stdout, r.stderr, r.returncode
+        except subprocess.TimeoutExpired:
+            out, err, rc = "", "timed out", -1
+        backend = {}
+        for line in out.splitlines():
+            if line.startswith("BACKEND "):
+                parts = line.split(" ", 2)
+                if len(parts) == 3:
+                    backend[parts[1]] = parts[2]
+                continue
+            if not line.startswith("COST "):
+                continue
+            kv = parse_kv(line)
+            if kv.get("profile") not in names:
+                continue
+            row = dict(link="-", series="srtp-cost", path="%s-%s" % (kv["lib"], kv["what"]),
+                       codec="", source="", srtp=names[kv["profile"]], phase="cost",
+                       target_fps="", notes=backend.get(kv["lib"], ""))
+            if kv.get("unavailable"):
+                row["status"] = "unsupported"
+            else:
+                row.update(status="ok", srtp_protect_us=float(kv["protect_us"]),
+                           srtp_unprotect_us=float(kv["unprotect_us"]))
+            runner.record(row)
+            runner.log("srtp cost %-16s %-24s %s" % (row["path"], kv["profile"], (
+                "protect %.3f us unprotect %.3f us per %s-byte packet (%s)" % (
+                    row["srtp_protect_us"], row["srtp_unprotect_us"], kv["size"], row["notes"])
+                if row["status"] == "ok" else row["status"])))
+        if rc != 0:
+            runner.record(dict(link="-", series="srtp-cost", path=exe, codec="", source="",
+                               srtp="", phase="cost", target_fps="", status="error",
+                               notes=("rc=%s %s" % (rc, err.strip()[-200:])).replace("\n", " ")))
+            runner.log("srtp cost: %s failed: %s" % (exe, err.strip()[-200:]))
+
+
+def srtp_ceiling(us, size):
+    """Gbit/s one core could carry doing nothing but this, counting whole RTP packets."""
+    return size * 8 / (us * 1e3) if us and us > 0 else None
+
+
+def srtp_cost_row(rows, path, sp):
+    for r in rows:
+        if r.get("series") == "srtp-cost" and r.get("path") == path and r.get("srtp") == sp \
+                and r.get("status") == "ok":
+            return r
+    return None
+
+
+def srtp_path_ceiling(rows, path, sp, size):
+    """A sender and a receiver on their own cores: the slower side bounds the path."""
+    c = srtp_cost_row(rows, path, sp)
+    if not c:
+        return None, None
+    return srtp_ceiling(max(c["srtp_protect_us"], c["srtp_unprotect_us"]), size), c
+
+
+def srtp_cost_section(args, rows, links):
+    L = []
+    if not any(r.get("series") == "srtp-cost" for r in rows):
+        return L
+    L.append("### SRTP: libsrtp2 alone (bench/srtp_cost.c)")
+    L.append("")
+    L.append("CPU time per %d-byte RTP packet, best of %s runs, measured once before the "
+             "trials; ceiling = packet bits / time, what one core doing nothing but this "
+             "could carry (tx: protect, rx: unprotect)." % (args.mtu, "3" if args.quick else "5"))
+    L.append("")
+    L.append("| library | profile | protect (us) | unprotect (us) | ceiling tx / rx (Gbit/s per core) | used by |")
+    L.append("|---|---|---|---|---|---|")
+    for path, used in SRTP_COST_PATHS:
+        for sp, name in SRTP_COST_PROFILES:
+            c = srtp_cost_row(rows, path, sp)
+            if not c:
+                st = [r for r in rows if r.get("series") == "srtp-cost" and r.get("path") == path
+                      and r.get("srtp") == sp]
+                if st:
+                    L.append("| %s | %s | %s | | | %s |" % (st[-1].get("notes") or path, name,
+                                                           st[-1].get("status"), used))
+                continue
+            L.append("| %s | %s | %.3f | %.3f | %s / %s | %s |" % (
+                c.get("notes") or path, name, c["srtp_protect_us"], c["srtp_unprotect_us"],
+                fmt(srtp_ceiling(c["srtp_protect_us"], args.mtu), 1),
+                fmt(srtp_ceiling(c["srtp_unprotect_us"], args.mtu), 1), used))
+    for r in rows:
+        if r.get("series") == "srtp-cost" and r.get("status") == "error":
+            L.append("")
+            L.append("Note: %s failed: %s" % (r.get("path"), r.get("notes")))
+    L.append("")
+    L.append("How close each path comes to the ceiling of the libsrtp2 under it (zero-loss "
+             "goodput; the ceiling of a path is the lower of its tx and rx ceilings):")
+    L.append("")
+    L.append("| link | profile | path | goodput (Gbit/s) | libsrtp2 ceiling (Gbit/s) | fraction |")
+    L.append("|---|---|---|---|---|---|")
+    for ln in links:
+        for sp, name in SRTP_COST_PROFILES:
+            for path, lib in (("uvgrtp", "linked-libsrtp2"), ("stock", "system-libsrtp2")):
+                z = best_zero_loss(rows, ln, "srtp-" + sp, path)
+                ceil, _ = srtp_path_ceiling(rows, lib, sp, args.mtu)
+                if not z and ceil is None:
+                    continue
+                g = z["goodput_gbps"] if z else None
+                L.append("| %s | %s | %s | %s | %s | %s |" % (
+                    ln, name, path, fmt(g, 3) if z else status_of(rows, ln, "srtp-" + sp, path),
+                    fmt(ceil, 1), fmt(100 * g / ceil if g and ceil else None, 1, "%")))
+    L.append("")
+    return L
 
 
 def describe(row):
@@ -613,6 +751,13 @@ def report(args, rows, info, links, skipped, cmdline):
             L.append("| %s (Gbit/s) | %s | %s | %s | %s | >= %dx | %s |" % (
                 name, ln, ust, fmt(sg, 3) if s else status_of(rows, ln, ser, "stock"),
                 fmt_ratio(ratio), need, verdict(ratio, need)))
+            ceil, c = srtp_path_ceiling(rows, "linked-libsrtp2", ser[5:], args.mtu)
+            if c:
+                L.append("| ... against libsrtp2 alone: %s %.2f / %.2f us per packet = ceiling "
+                         "%.1f Gbit/s per core | %s | %s | %s | %s | (information) | - |" % (
+                             c.get("notes") or "linked libsrtp2", c["srtp_protect_us"],
+                             c["srtp_unprotect_us"], ceil, ln, fmt(ug, 3) if u else ust,
+                             fmt(ceil, 1), fmt(100 * ug / ceil if ug else None, 1, "%")))
     L.append("")
 
     L.append("### Throughput")
@@ -654,6 +799,8 @@ def report(args, rows, info, links, skipped, cmdline):
                     "%.0f / %.0f" % (100 * z["send_cpu_util"], 100 * z["recv_cpu_util"]) if z else "-",
                     fmt(z["cpu_s_per_gbit"], 3) if z else "-"))
     L.append("")
+
+    L += srtp_cost_section(args, rows, links)
 
     L.append("### Raw UDP ceiling (bench/rawudp.c)")
     L.append("")
@@ -913,6 +1060,8 @@ def main():
         args.files[("h265", "x265-file")] = gen_file(args, env, "h265", "x265-file")
 
     runner = Runner(args, env)
+    if "srtp" in parts:
+        srtp_cost(runner)
     series = []
     for ln in links:
         for path in ("uvgrtp", "stock"):

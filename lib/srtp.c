@@ -6,7 +6,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
+#include <dlfcn.h>
+#include <srtp2/cipher.h>
 #include <srtp2/srtp.h>
 
 _Static_assert(URTP_SRTP_MAX_TRAILER >= SRTP_MAX_TRAILER_LEN + 4,
@@ -61,6 +64,49 @@ const char *urtp_srtp_profile_name(urtp_srtp_profile_t p)
 size_t urtp_srtp_key_len(urtp_srtp_profile_t p)
 {
   return valid_profile(p) ? profiles[p].key_len : 0;
+}
+
+/* ---- which libsrtp2 ---- */
+
+/* libsrtp2's AES-ICM cipher type: defined by every build, described as
+ * "... using openssl" / "... using NSS" / "... using mbedtls" or without a
+ * suffix for its own AES. Not in its public headers, hence weak: a build
+ * lacking it only loses the description. */
+extern const srtp_cipher_type_t srtp_aes_icm_128 __attribute__((weak));
+
+static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
+static char backend[160];
+
+static void backend_init(void)
+{
+  const char *crypto = "own AES";
+  const char *d = &srtp_aes_icm_128 ? srtp_aes_icm_128.description : NULL;
+  const char *using = d ? strstr(d, " using ") : NULL;
+  if (!d)
+    crypto = "crypto unknown";
+  else if (using && !strcasecmp(using + 7, "openssl"))
+    crypto = "OpenSSL";
+  else if (using && !strcasecmp(using + 7, "nss"))
+    crypto = "NSS";
+  else if (using && !strcasecmp(using + 7, "mbedtls"))
+    crypto = "Mbed TLS";
+  else if (using)
+    crypto = using + 7;
+
+  /* The object holding srtp_protect: a shared libsrtp2, or this binary. */
+  const char *where = "built in";
+  Dl_info info;
+  if (dladdr((void *)&srtp_protect, &info) && info.dli_fname && strstr(info.dli_fname, "libsrtp2.so")) {
+    const char *slash = strrchr(info.dli_fname, '/');
+    where = slash ? slash + 1 : info.dli_fname;
+  }
+  snprintf(backend, sizeof(backend), "%s (%s, %s)", srtp_get_version_string(), crypto, where);
+}
+
+const char *urtp_srtp_backend(void)
+{
+  pthread_once(&backend_once, backend_init);
+  return backend;
 }
 
 /* ---- process-wide initialisation ---- */

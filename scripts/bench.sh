@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 bash scripts/install-deps.sh
+# libsrtp2 on OpenSSL for lib/ (meson picks it up); without it, the system's.
+bash scripts/build-libsrtp2.sh || echo "bench.sh: private libsrtp2 not built: SRTP runs on the system libsrtp2" >&2
 
 builddir=build/release
 if [ -f "$builddir/build.ninja" ]; then
@@ -18,6 +20,11 @@ else
   meson setup "$builddir" --buildtype=release >/dev/null
 fi
 ninja -C "$builddir" -j2 bench/rawudp bench/uvgrtp-bench
+# libsrtp2's own SRTP cost, on lib/'s libsrtp2 and on the system's (a target
+# is absent when lib/ has no SRTP or the system no libsrtp2)
+for t in bench/srtp-cost bench/srtp-cost-system; do
+  ninja -C "$builddir" -j2 "$t" >/dev/null 2>&1 || echo "bench.sh: $t not built" >&2
+done
 # The elements may be mid-change: without them the uvgrtp runs are marked pending.
 if ! ninja -C "$builddir" -j2 gst/libgstuvgrtp.so; then
   echo "bench.sh: the uvgrtp plugin did not build; uvgrtp runs will be marked pending" >&2

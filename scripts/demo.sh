@@ -6,7 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
-[ -f build/release/build.ninja ] || meson setup build/release --buildtype=release >/dev/null
+# libsrtp2 on OpenSSL for lib/ (meson picks it up); without it, the system's.
+bash scripts/build-libsrtp2.sh || echo "demo.sh: private libsrtp2 not built: SRTP uses the system libsrtp2" >&2
+if [ -f build/release/build.ninja ]; then
+  meson setup --reconfigure build/release --buildtype=release >/dev/null
+else
+  meson setup build/release --buildtype=release >/dev/null
+fi
 ninja -C build/release >/dev/null
 
 export GST_PLUGIN_PATH="$PWD/build/release/gst${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"

