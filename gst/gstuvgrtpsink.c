@@ -35,6 +35,24 @@
  * equal-sized packets stay equal for UDP GSO). The element sends no RTCP,
  * so SRTCP is not used and it has no srtcp-cipher or srtcp-auth property.
  *
+ * With #GstUvgRtpSink:zrtp set, the element agrees the SRTP keys itself,
+ * by ZRTP (RFC 6189) with a uvgrtpsrc (or any ZRTP endpoint) at the
+ * receiving address: the exchange starts when the element starts, on its
+ * own socket, which then also listens for the peer's answers. No media is
+ * sent until the keys are agreed and confirmed (the access units are
+ * dropped and counted as zrtp-held in #GstUvgRtpSink:stats), unless
+ * #GstUvgRtpSink:zrtp-allow-clear is set; once secure, an upstream
+ * force-key-unit event asks the encoder for a key frame so that the
+ * receiver can start decoding at once. Progress is posted as element
+ * messages named `uvgrtp-zrtp` (fields state "secure" or "failed", sas,
+ * sas-verified, peer-sas-verified, cipher, auth-tag, key-agreement,
+ * sas-type, hash, srtp-profile, initiator, cache-mismatch,
+ * secrets-matched, zid, peer-zid, peer-client-id, and on failure reason,
+ * error-code, error-from-peer) and is readable in the zrtp-* properties.
+ * A receiver that does not answer (yet) is waited for: the exchange
+ * starts over quietly after each Hello timeout. Several elements with the
+ * same #GstUvgRtpSink:zrtp-session share one exchange (Multistream).
+ *
  * The network and SRTP properties take effect when the element starts
  * (READY to PAUSED); pt, mtu and aggregate-mode when caps are set;
  * config-interval at once. Like udpsink, the element synchronises on the
@@ -59,6 +77,11 @@
  *     srtp-key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d
  * ]| Sends H.265 as SRTP with AES-128-ICM and HMAC-SHA1-80, for
  * `udpsrc port=5004 caps="application/x-srtp, ..., srtp-key=(buffer)000102..." ! srtpdec ! rtph265depay`.
+ * |[
+ * gst-launch-1.0 -m videotestsrc is-live=true ! x265enc tune=zerolatency ! h265parse ! \
+ *     uvgrtpsink host=192.0.2.2 port=5004 zrtp=true zrtp-cache-file=alice.zrtp
+ * ]| Sends H.265 as SRTP with keys agreed by ZRTP with
+ * `uvgrtpsrc port=5004 encoding-name=H265 zrtp=true` at 192.0.2.2.
  *
  * Since: 0.1
  */
@@ -73,8 +96,11 @@
 #include <sys/socket.h>
 #include <arpa/inet.h>
 
+#include <gst/video/video.h>
+
 #include "gstuvgrtpsink.h"
 #include "gstuvgrtpsrtp.h"
+#include "gstuvgrtpzrtpctl.h"
 #include "urtp/scl.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
@@ -150,7 +176,12 @@ enum
   PROP_SRTP_KEY,
   PROP_SRTP_CIPHER,
   PROP_SRTP_AUTH,
+  /* GST_UVGRTP_ZRTP_N_PROPS ids from here on (gstuvgrtpzrtpctl.h) */
+  PROP_ZRTP_FIRST,
 };
+
+#define IS_ZRTP_PROP(id) ((id) >= PROP_ZRTP_FIRST && \
+    (id) < PROP_ZRTP_FIRST + GST_UVGRTP_ZRTP_N_PROPS)
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
@@ -184,6 +215,8 @@ static GstFlowReturn gst_uvgrtp_sink_render (GstBaseSink * bsink,
     GstBuffer * buffer);
 static GstFlowReturn gst_uvgrtp_sink_render_list (GstBaseSink * bsink,
     GstBufferList * list);
+static gboolean gst_uvgrtp_sink_zrtp_set_sas_verified (GstUvgRtpSink * self,
+    gboolean verified);
 
 static void
 gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
@@ -406,6 +439,14 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * earlier packets), syscalls (send system calls),
    * srtp-errors (packets SRTP protection refused: a repeated sequence
    * number, or a packet too large to take its tag; 0 without SRTP),
+   * with #GstUvgRtpSink:zrtp: zrtp-sent, zrtp-received (ZRTP packets,
+   * retransmissions included), zrtp-retransmits, zrtp-bad (malformed),
+   * zrtp-unexpected (valid but not for the state), zrtp-auth-failures
+   * (hash chain or MAC wrong), zrtp-restarts (exchanges started over after
+   * a timeout or a peer that started over), zrtp-held (access units not
+   * sent while the keys were pending), zrtp-held-packets (their RTP
+   * packets), zrtp-sent-clear (packets sent in clear with
+   * #GstUvgRtpSink:zrtp-allow-clear), all 0 without ZRTP;
    * all #guint64; buffer-size (#gint, the send buffer the kernel granted),
    * send-mode (#gchararray, the mode in use: gso, mmsg or plain), ssrc,
    * seqnum-offset, timestamp-offset and clock-rate (#guint); then
@@ -487,6 +528,10 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           GST_TYPE_UVGRTP_SRTP_AUTH, DEFAULT_SRTP_AUTH,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
+  /* zrtp, zrtp-allow-clear, ..., and the zrtp-set-sas-verified signal */
+  gst_uvgrtp_zrtp_install (gobject_class, PROP_ZRTP_FIRST,
+      G_CALLBACK (gst_uvgrtp_sink_zrtp_set_sas_verified));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class,
       "uvgRTP sink", "Sink/Network/Payloader",
@@ -503,6 +548,7 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_SEND_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_SRTP_CIPHER, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_SRTP_AUTH, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_ZRTP_STATE, 0);
 }
 
 static void
@@ -531,6 +577,7 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->srtp_key = g_strdup (DEFAULT_SRTP_KEY);
   self->srtp_cipher = DEFAULT_SRTP_CIPHER;
   self->srtp_auth = DEFAULT_SRTP_AUTH;
+  gst_uvgrtp_zrtp_settings_init (&self->zrtp);
 
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
@@ -572,6 +619,9 @@ gst_uvgrtp_sink_finalize (GObject * object)
   g_free (self->sdp_file);
   g_free (self->remote_ip);
   gst_uvgrtp_free_secret (self->srtp_key);
+  gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
+  gst_uvgrtp_zrtp_ctl_unref (self->zrtp_ctl);
+  gst_uvgrtp_zrtp_settings_clear (&self->zrtp);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -871,6 +921,11 @@ maybe_write_sdp (GstUvgRtpSink * self)
 static GstStructure *
 build_stats (GstUvgRtpSink * self)
 {
+  GstUvgRtpZrtpCounters zc;
+
+  memset (&zc, 0, sizeof zc);
+  if (self->zrtp_ctl)
+    gst_uvgrtp_zrtp_ctl_get_counters (self->zrtp_ctl, &zc);
   return gst_structure_new ("application/x-uvgrtp-sink-stats",
       "packets", G_TYPE_UINT64, self->packets,
       "bytes", G_TYPE_UINT64, self->bytes,
@@ -878,6 +933,16 @@ build_stats (GstUvgRtpSink * self)
       "send-errors", G_TYPE_UINT64, self->send_errors,
       "syscalls", G_TYPE_UINT64, self->syscalls,
       "srtp-errors", G_TYPE_UINT64, self->srtp_errors,
+      "zrtp-sent", G_TYPE_UINT64, zc.sent,
+      "zrtp-received", G_TYPE_UINT64, zc.received,
+      "zrtp-retransmits", G_TYPE_UINT64, zc.retransmits,
+      "zrtp-bad", G_TYPE_UINT64, zc.bad,
+      "zrtp-unexpected", G_TYPE_UINT64, zc.unexpected,
+      "zrtp-auth-failures", G_TYPE_UINT64, zc.auth_fail,
+      "zrtp-restarts", G_TYPE_UINT64, zc.restarts,
+      "zrtp-held", G_TYPE_UINT64, self->zrtp_held,
+      "zrtp-held-packets", G_TYPE_UINT64, self->zrtp_held_packets,
+      "zrtp-sent-clear", G_TYPE_UINT64, self->zrtp_sent_clear,
       "buffer-size", G_TYPE_INT, self->eff_buffer_size,
       "send-mode", G_TYPE_STRING, urtp_io_mode_name (self->eff_send_mode),
       "ssrc", G_TYPE_UINT, self->cur_ssrc,
@@ -894,6 +959,12 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
   GstUvgRtpSink *self = GST_UVGRTP_SINK (object);
 
   GST_OBJECT_LOCK (self);
+  if (IS_ZRTP_PROP (prop_id)) {
+    gst_uvgrtp_zrtp_settings_set_property (GST_OBJECT (self), &self->zrtp,
+        prop_id - PROP_ZRTP_FIRST, value);
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
   switch (prop_id) {
     case PROP_HOST:
       g_free (self->host);
@@ -1004,6 +1075,12 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
   }
 
   GST_OBJECT_LOCK (self);
+  if (IS_ZRTP_PROP (prop_id)) {
+    gst_uvgrtp_zrtp_settings_get_property (&self->zrtp, self->zrtp_ctl,
+        prop_id - PROP_ZRTP_FIRST, value);
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
   switch (prop_id) {
     case PROP_HOST:
       g_value_set_string (value, self->host);
@@ -1084,6 +1161,25 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
   GST_OBJECT_UNLOCK (self);
 }
 
+static gboolean
+gst_uvgrtp_sink_zrtp_set_sas_verified (GstUvgRtpSink * self, gboolean verified)
+{
+  GstUvgRtpZrtpCtl *ctl = NULL;
+  gboolean ok = FALSE;
+
+  GST_OBJECT_LOCK (self);
+  if (self->zrtp_ctl)
+    ctl = gst_uvgrtp_zrtp_ctl_ref (self->zrtp_ctl);
+  GST_OBJECT_UNLOCK (self);
+  if (ctl) {
+    ok = gst_uvgrtp_zrtp_ctl_set_sas_verified (ctl, verified);
+    gst_uvgrtp_zrtp_ctl_unref (ctl);
+  } else {
+    GST_WARNING_OBJECT (self, "zrtp-set-sas-verified: no ZRTP session");
+  }
+  return ok;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Start / stop                                                             */
 
@@ -1117,6 +1213,18 @@ resolve_numeric (const gchar * name, int family, int *family_out)
 }
 
 static gboolean
+is_multicast (const struct sockaddr_storage *a)
+{
+  if (a->ss_family == AF_INET)
+    return IN_MULTICAST (ntohl (((const struct sockaddr_in *) a)->
+            sin_addr.s_addr));
+  if (a->ss_family == AF_INET6)
+    return IN6_IS_ADDR_MULTICAST (&((const struct sockaddr_in6 *) a)->
+        sin6_addr);
+  return FALSE;
+}
+
+static gboolean
 gst_uvgrtp_sink_start (GstBaseSink * bsink)
 {
   GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
@@ -1125,6 +1233,8 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   gchar *srtp_key;
   GstUvgRtpSrtpCipher srtp_cipher;
   GstUvgRtpSrtpAuth srtp_auth;
+  GstUvgRtpZrtpSettings zs;
+  GstUvgRtpZrtpCtl *old_ctl;
   gboolean srtp_ok;
   gint port, bind_port, bind_family = AF_UNSPEC, family = AF_UNSPEC;
   int r;
@@ -1158,7 +1268,23 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   srtp_key = g_strdup (self->srtp_key);
   srtp_cipher = self->srtp_cipher;
   srtp_auth = self->srtp_auth;
+  gst_uvgrtp_zrtp_settings_copy (&zs, &self->zrtp);
+  /* the ZRTP thread reads the socket with plain recvfrom(): no GRO */
+  if (zs.enabled)
+    cfg.rx_mode = URTP_IO_MMSG;
+  self->zrtp_held = self->zrtp_held_packets = self->zrtp_sent_clear = 0;
+  old_ctl = self->zrtp_ctl;
+  self->zrtp_ctl = NULL;
   GST_OBJECT_UNLOCK (self);
+  gst_uvgrtp_zrtp_ctl_unref (old_ctl);
+
+  if (zs.enabled && srtp_key && *srtp_key) {
+    gst_uvgrtp_free_secret (srtp_key);
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Properties 'zrtp' and 'srtp-key' cannot be used together: ZRTP "
+            "agrees the SRTP keys itself"), (NULL));
+    goto fail;
+  }
 
   /* SRTP first: a bad key is reported before any network setting */
   srtp_ok = gst_uvgrtp_srtp_open (GST_ELEMENT (self), &self->srtp,
@@ -1206,6 +1332,28 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
       "mode %s", remote, port, host, self->sock.sndbuf,
       urtp_io_mode_name (self->sock.tx_mode));
 
+  self->zrtp_on = FALSE;
+  if (zs.enabled) {
+    GstUvgRtpZrtpCtl *ctl;
+
+    if (is_multicast (&self->sock.remote))
+      goto zrtp_multicast;
+    ctl = gst_uvgrtp_zrtp_ctl_start (GST_ELEMENT (self), &zs,
+        GST_UVGRTP_ZRTP_SENDER, self->sock.fd,
+        (const struct sockaddr *) &self->sock.remote, self->sock.remote_len,
+        self->cur_ssrc);
+    if (!ctl)
+      goto zrtp_failed;
+    GST_OBJECT_LOCK (self);
+    self->zrtp_ctl = ctl;
+    GST_OBJECT_UNLOCK (self);
+    self->zrtp_on = TRUE;
+    self->zrtp_allow_clear = zs.allow_clear;
+    self->zrtp_serial = gst_uvgrtp_zrtp_ctl_serial (ctl) - 1;
+    self->zrtp_aus_mark = 0;
+  }
+  gst_uvgrtp_zrtp_settings_clear (&zs);
+
   self->last_rtptime = self->cur_ts_offset;
   self->last_running_time = GST_CLOCK_TIME_NONE;
   self->last_config = GST_CLOCK_TIME_NONE;
@@ -1223,6 +1371,24 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   return TRUE;
 
   /* ERRORS */
+zrtp_multicast:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("ZRTP needs a unicast host, not the multicast group %s (properties "
+            "'zrtp', 'host')", remote), (NULL));
+    goto zrtp_close;
+  }
+zrtp_failed:
+  {
+    /* the error is posted */
+    goto zrtp_close;
+  }
+zrtp_close:
+  {
+    urtp_sock_close (&self->sock);
+    self->sock_open = FALSE;
+    goto fail;
+  }
 no_host:
   {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
@@ -1285,6 +1451,7 @@ open_failed:
 fail:
   {
     gst_uvgrtp_srtp_close (&self->srtp);
+    gst_uvgrtp_zrtp_settings_clear (&zs);
     g_free (host);
     g_free (bind_addr);
     g_free (iface);
@@ -1299,6 +1466,11 @@ gst_uvgrtp_sink_stop (GstBaseSink * bsink)
 {
   GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
 
+  /* before the socket closes; the last state stays readable */
+  if (self->zrtp_on) {
+    gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
+    self->zrtp_on = FALSE;
+  }
   if (self->sock_open) {
     GST_OBJECT_LOCK (self);
     self->syscalls = self->sock.tx_syscalls;
@@ -1980,6 +2152,28 @@ protect_batch (GstUvgRtpSink * self)
 #endif
 }
 
+/* With zrtp: whether self->batch may go out, protected with the agreed keys
+ * (in self->srtp once secure) or, with zrtp-allow-clear, in clear. */
+static gboolean
+zrtp_may_send (GstUvgRtpSink * self)
+{
+  gboolean had = self->srtp.session != NULL;
+
+  if (gst_uvgrtp_zrtp_ctl_sync_srtp (self->zrtp_ctl, &self->srtp,
+          &self->zrtp_serial, TRUE, self->cur_ssrc, 0)) {
+    if (!had && self->codec != URTP_CODEC_OPUS) {
+      /* what was sent before the keys never reached the receiver: the
+       * decoder needs a key frame to start from */
+      GST_INFO_OBJECT (self, "secure: asking upstream for a key frame");
+      gst_pad_push_event (GST_BASE_SINK_PAD (self),
+          gst_video_event_new_upstream_force_key_unit (GST_CLOCK_TIME_NONE,
+              TRUE, ++self->zrtp_fku_count));
+    }
+    return TRUE;
+  }
+  return self->zrtp_allow_clear;
+}
+
 /* Sends self->batch (protected first with SRTP) and clears it. Packets the
  * kernel did not take are counted as send errors, and so are reports of
  * ICMP errors for earlier packets (ECONNREFUSED), which the library counts
@@ -1998,6 +2192,23 @@ flush_batch (GstUvgRtpSink * self)
   if (self->batch.npkts == 0) {
     urtp_batch_clear (&self->batch);
     return GST_FLOW_OK;
+  }
+  if (G_UNLIKELY (self->zrtp_on)) {
+    gboolean send = zrtp_may_send (self);
+
+    GST_OBJECT_LOCK (self);
+    if (!send) {
+      self->zrtp_held += self->access_units - self->zrtp_aus_mark;
+      self->zrtp_held_packets += self->batch.npkts;
+    } else if (!self->srtp.session) {
+      self->zrtp_sent_clear += self->batch.npkts;
+    }
+    self->zrtp_aus_mark = self->access_units;
+    GST_OBJECT_UNLOCK (self);
+    if (!send) {
+      urtp_batch_clear (&self->batch);
+      return GST_FLOW_OK;
+    }
   }
   b = protect_batch (self);
   if (!b) {

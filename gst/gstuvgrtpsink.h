@@ -14,6 +14,7 @@
 
 #include "gstuvgrtpcommon.h"
 #include "gstuvgrtpsrtp.h"
+#include "gstuvgrtpzrtpctl.h"
 
 G_BEGIN_DECLS
 
@@ -61,6 +62,7 @@ struct _GstUvgRtpSink
   gchar *srtp_key;              /* hex master key || salt; NULL: no SRTP */
   GstUvgRtpSrtpCipher srtp_cipher;
   GstUvgRtpSrtpAuth srtp_auth;
+  GstUvgRtpZrtpSettings zrtp;
 
   /* network: opened in start(), closed in stop() */
   urtp_sock_t sock;
@@ -92,6 +94,16 @@ struct _GstUvgRtpSink
   urtp_srtp_t srtp;
   urtp_batch_t srtp_batch;
 
+  /* ZRTP: the endpoint (pointer under the object lock; set in start(),
+   * kept after stop() for the properties), and the streaming thread's view
+   * of it. With zrtp, srtp above holds the agreed keys once secure. */
+  GstUvgRtpZrtpCtl *zrtp_ctl;
+  gboolean zrtp_on;
+  gboolean zrtp_allow_clear;
+  gint zrtp_serial;             /* of the keys in srtp */
+  guint zrtp_fku_count;         /* force-key-unit events sent */
+  guint64 zrtp_aus_mark;        /* access_units at the last flush */
+
   /* access-unit state for parameter-set tracking and config-interval */
   guint au_ps_mask;             /* kinds seen in band in the current AU */
   gboolean au_vcl_seen;
@@ -113,6 +125,9 @@ struct _GstUvgRtpSink
   guint64 send_errors;
   guint64 syscalls;
   guint64 srtp_errors;          /* packets SRTP protection refused */
+  guint64 zrtp_held;            /* access units not sent: keys pending */
+  guint64 zrtp_held_packets;
+  guint64 zrtp_sent_clear;      /* packets sent in clear (allow-clear) */
   gint eff_buffer_size;
   urtp_io_mode_t eff_send_mode;
   gint64 fail_since;            /* monotonic µs of the first failed send */

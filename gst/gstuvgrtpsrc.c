@@ -33,6 +33,19 @@
  * sender's sequence numbers first wrap. The element receives no RTCP, so
  * SRTCP is not used and it has no srtcp-cipher or srtcp-auth property.
  *
+ * With #GstUvgRtpSrc:zrtp set, the keys are agreed by ZRTP (RFC 6189) with
+ * the sender, such as a uvgrtpsink with zrtp: ZRTP packets are told from
+ * RTP as they arrive and answered from the element's socket to the
+ * address they came from; the exchange starts with the first Hello (or,
+ * when media arrives without keys because this element restarted, towards
+ * that media's sender). Until the keys are agreed, datagrams in clear are
+ * dropped and counted (zrtp-dropped in #GstUvgRtpSrc:stats), unless
+ * #GstUvgRtpSrc:zrtp-allow-clear is set; then the stream is authenticated
+ * and decrypted with the sender's key. Progress is posted as element
+ * messages named `uvgrtp-zrtp`, as uvgrtpsink does, and is readable in
+ * the zrtp-* properties. Several elements with the same
+ * #GstUvgRtpSrc:zrtp-session share one exchange (Multistream).
+ *
  * ## Example pipelines
  * |[
  * gst-launch-1.0 uvgrtpsrc port=5004 encoding-name=H265 ! h265parse ! avdec_h265 ! autovideosink
@@ -48,6 +61,10 @@
  *     h265parse ! avdec_h265 ! autovideosink
  * ]| Receives H.265 sent as SRTP with AES-128-GCM, for example by
  * `rtph265pay ! srtpenc rtp-cipher=aes-128-gcm rtp-auth=null key=000102... ! udpsink`.
+ * |[
+ * gst-launch-1.0 -m uvgrtpsrc port=5004 encoding-name=H265 zrtp=true zrtp-cache-file=bob.zrtp ! \
+ *     h265parse ! avdec_h265 ! autovideosink
+ * ]| Receives H.265 from a uvgrtpsink with zrtp=true, keys agreed by ZRTP.
  *
  * Since: 0.1
  */
@@ -59,8 +76,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+
 #include "gstuvgrtpcommon.h"
 #include "gstuvgrtpsrc.h"
+#include "gstuvgrtpzrtpctl.h"
 #include "urtp/scl.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_src_debug);
@@ -119,7 +139,12 @@ enum
   PROP_SRTP_AUTH,
   PROP_REPLAY_WINDOW_SIZE,
   PROP_STATS,
+  /* GST_UVGRTP_ZRTP_N_PROPS ids from here on (gstuvgrtpzrtpctl.h) */
+  PROP_ZRTP_FIRST,
 };
+
+#define IS_ZRTP_PROP(id) ((id) >= PROP_ZRTP_FIRST && \
+    (id) < PROP_ZRTP_FIRST + GST_UVGRTP_ZRTP_N_PROPS)
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
@@ -155,6 +180,8 @@ static gboolean gst_uvgrtp_src_negotiate (GstBaseSrc * bsrc);
 static gboolean gst_uvgrtp_src_query (GstBaseSrc * bsrc, GstQuery * query);
 static GstFlowReturn gst_uvgrtp_src_create (GstPushSrc * psrc,
     GstBuffer ** buf);
+static gboolean gst_uvgrtp_src_zrtp_set_sas_verified (GstUvgRtpSrc * self,
+    gboolean verified);
 
 static void
 gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
@@ -428,6 +455,14 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * rejected otherwise, such as ones too short to be SRTP); the srtp-*
    * counters are 0 without SRTP, and the datagrams they count are not
    * counted anywhere else;
+   * with #GstUvgRtpSrc:zrtp: zrtp-sent, zrtp-received (ZRTP packets,
+   * retransmissions included), zrtp-retransmits, zrtp-bad (malformed),
+   * zrtp-unexpected (valid but not for the state), zrtp-auth-failures
+   * (hash chain or MAC wrong), zrtp-restarts (exchanges started over for a
+   * peer that started over), zrtp-dropped (datagrams in clear dropped
+   * before the keys were agreed, not counted elsewhere) and
+   * zrtp-received-clear (datagrams passed in clear with
+   * #GstUvgRtpSrc:zrtp-allow-clear), all 0 without ZRTP;
    * the gint field buffer-size (receive buffer in effect, bytes) and the
    * string field recv-mode (the mode in effect: gro, mmsg or plain).
    * Still readable after the element stopped.
@@ -436,6 +471,10 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
       g_param_spec_boxed ("stats", "Statistics",
           "Counters of the session (application/x-uvgrtp-src-stats)",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  /* zrtp, zrtp-allow-clear, ..., and the zrtp-set-sas-verified signal */
+  gst_uvgrtp_zrtp_install (gobject_class, PROP_ZRTP_FIRST,
+      G_CALLBACK (gst_uvgrtp_src_zrtp_set_sas_verified));
 
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -457,6 +496,7 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_RECV_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_LOSS_POLICY, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_ZRTP_STATE, 0);
 }
 
 static void
@@ -479,6 +519,7 @@ gst_uvgrtp_src_init (GstUvgRtpSrc * self)
   self->srtp_cipher = DEFAULT_SRTP_CIPHER;
   self->srtp_auth = DEFAULT_SRTP_AUTH;
   self->replay_window_size = DEFAULT_REPLAY_WINDOW_SIZE;
+  gst_uvgrtp_zrtp_settings_init (&self->zrtp);
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
 
@@ -508,6 +549,9 @@ gst_uvgrtp_src_finalize (GObject * object)
   session_clear (&self->session);
   if (self->last_stats)
     gst_structure_free (self->last_stats);
+  gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
+  gst_uvgrtp_zrtp_ctl_unref (self->zrtp_ctl);
+  gst_uvgrtp_zrtp_settings_clear (&self->zrtp);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -789,6 +833,12 @@ gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
   GstUvgRtpSrc *self = GST_UVGRTP_SRC (object);
 
   GST_OBJECT_LOCK (self);
+  if (IS_ZRTP_PROP (prop_id)) {
+    gst_uvgrtp_zrtp_settings_set_property (GST_OBJECT (self), &self->zrtp,
+        prop_id - PROP_ZRTP_FIRST, value);
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
   switch (prop_id) {
     case PROP_ADDRESS:
       g_free (self->address);
@@ -876,6 +926,12 @@ gst_uvgrtp_src_get_property (GObject * object, guint prop_id, GValue * value,
   GstUvgRtpSrc *self = GST_UVGRTP_SRC (object);
 
   GST_OBJECT_LOCK (self);
+  if (IS_ZRTP_PROP (prop_id)) {
+    gst_uvgrtp_zrtp_settings_get_property (&self->zrtp, self->zrtp_ctl,
+        prop_id - PROP_ZRTP_FIRST, value);
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
   switch (prop_id) {
     case PROP_ADDRESS:
       g_value_set_string (value, self->address);
@@ -984,8 +1040,11 @@ build_stats (GstUvgRtpSrc * self)
   guint64 truncated = 0, syscalls = 0;
   gint rcvbuf = 0;
   const gchar *mode = "none";
+  GstUvgRtpZrtpCounters zc;
+  GstStructure *s;
 
   memset (&sst, 0, sizeof (sst));
+  memset (&zc, 0, sizeof (zc));
   if (!self->opened) {
     if (self->last_stats)
       return gst_structure_copy (self->last_stats);
@@ -997,9 +1056,11 @@ build_stats (GstUvgRtpSrc * self)
     syscalls = self->rx_syscalls;
     rcvbuf = self->sock.rcvbuf;
     mode = urtp_io_mode_name (self->sock.rx_mode);
+    if (self->zrtp_ctl)
+      gst_uvgrtp_zrtp_ctl_get_counters (self->zrtp_ctl, &zc);
   }
 
-  return gst_structure_new ("application/x-uvgrtp-src-stats",
+  s = gst_structure_new ("application/x-uvgrtp-src-stats",
       "packets", G_TYPE_UINT64, (guint64) st.packets,
       "bytes", G_TYPE_UINT64, (guint64) st.bytes,
       "access-units", G_TYPE_UINT64, (guint64) st.aus,
@@ -1019,7 +1080,37 @@ build_stats (GstUvgRtpSrc * self)
       "srtp-auth-failures", G_TYPE_UINT64, (guint64) sst.auth_fail,
       "srtp-replays", G_TYPE_UINT64, (guint64) sst.replay,
       "srtp-errors", G_TYPE_UINT64, (guint64) sst.other,
+      "zrtp-sent", G_TYPE_UINT64, zc.sent,
+      "zrtp-received", G_TYPE_UINT64, zc.received,
+      "zrtp-retransmits", G_TYPE_UINT64, zc.retransmits,
+      "zrtp-bad", G_TYPE_UINT64, zc.bad,
+      "zrtp-unexpected", G_TYPE_UINT64, zc.unexpected,
+      "zrtp-auth-failures", G_TYPE_UINT64, zc.auth_fail,
+      "zrtp-restarts", G_TYPE_UINT64, zc.restarts,
+      "zrtp-dropped", G_TYPE_UINT64, self->opened ? self->zrtp_dropped : 0,
+      "zrtp-received-clear", G_TYPE_UINT64, self->opened ?
+      self->zrtp_received_clear : 0,
       "buffer-size", G_TYPE_INT, rcvbuf, "recv-mode", G_TYPE_STRING, mode, NULL);
+  return s;
+}
+
+static gboolean
+gst_uvgrtp_src_zrtp_set_sas_verified (GstUvgRtpSrc * self, gboolean verified)
+{
+  GstUvgRtpZrtpCtl *ctl = NULL;
+  gboolean ok = FALSE;
+
+  GST_OBJECT_LOCK (self);
+  if (self->zrtp_ctl)
+    ctl = gst_uvgrtp_zrtp_ctl_ref (self->zrtp_ctl);
+  GST_OBJECT_UNLOCK (self);
+  if (ctl) {
+    ok = gst_uvgrtp_zrtp_ctl_set_sas_verified (ctl, verified);
+    gst_uvgrtp_zrtp_ctl_unref (ctl);
+  } else {
+    GST_WARNING_OBJECT (self, "zrtp-set-sas-verified: no ZRTP session");
+  }
+  return ok;
 }
 
 /* --- start / stop ------------------------------------------------------- */
@@ -1056,6 +1147,8 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   gchar *err_msg = NULL, *address, *iface, *srtp_key;
   GstUvgRtpSrtpCipher srtp_cipher;
   GstUvgRtpSrtpAuth srtp_auth;
+  GstUvgRtpZrtpSettings zs;
+  GstUvgRtpZrtpCtl *zctl = NULL, *old_ctl;
   guint replay_window;
   gboolean srtp_ok;
   gint err_code, port, buffer_size, ret;
@@ -1070,12 +1163,27 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   srtp_cipher = self->srtp_cipher;
   srtp_auth = self->srtp_auth;
   replay_window = self->replay_window_size;
+  gst_uvgrtp_zrtp_settings_copy (&zs, &self->zrtp);
+  old_ctl = self->zrtp_ctl;
+  self->zrtp_ctl = NULL;
   GST_OBJECT_UNLOCK (self);
+  gst_uvgrtp_zrtp_ctl_unref (old_ctl);
+
+  if (zs.enabled && srtp_key && *srtp_key) {
+    gst_uvgrtp_free_secret (srtp_key);
+    gst_uvgrtp_zrtp_settings_clear (&zs);
+    session_clear (&session);
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Properties 'zrtp' and 'srtp-key' cannot be used together: ZRTP "
+            "agrees the SRTP keys itself"), (NULL));
+    return FALSE;
+  }
 
   srtp_ok = gst_uvgrtp_srtp_open (GST_ELEMENT (self), &srtp,
       URTP_SRTP_INBOUND, srtp_key, srtp_cipher, srtp_auth, 0, replay_window);
   gst_uvgrtp_free_secret (srtp_key);
   if (!srtp_ok) {
+    gst_uvgrtp_zrtp_settings_clear (&zs);
     session_clear (&session);
     return FALSE;
   }
@@ -1111,10 +1219,39 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
     self->sock.fd = -1;
     self->sock.wake_fd = -1;
     gst_uvgrtp_srtp_close (&srtp);
+    gst_uvgrtp_zrtp_settings_clear (&zs);
     session_clear (&session);
     g_free (address);
     g_free (iface);
     return FALSE;
+  }
+  if (zs.enabled) {
+    struct in_addr a4;
+    struct in6_addr a6;
+
+    /* one sender and one receiver: a group has many receivers */
+    if ((inet_pton (AF_INET, address, &a4) == 1 &&
+            IN_MULTICAST (ntohl (a4.s_addr))) ||
+        (inet_pton (AF_INET6, address, &a6) == 1 &&
+            IN6_IS_ADDR_MULTICAST (&a6))) {
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("ZRTP needs a unicast address, not the multicast group %s "
+              "(properties 'zrtp', 'address')", address), (NULL));
+    } else {
+      zctl = gst_uvgrtp_zrtp_ctl_start (GST_ELEMENT (self), &zs,
+          GST_UVGRTP_ZRTP_RECEIVER, self->sock.fd, NULL, 0, g_random_int ());
+    }
+    if (!zctl) {
+      urtp_sock_close (&self->sock);
+      self->sock.fd = -1;
+      self->sock.wake_fd = -1;
+      gst_uvgrtp_srtp_close (&srtp);
+      gst_uvgrtp_zrtp_settings_clear (&zs);
+      session_clear (&session);
+      g_free (address);
+      g_free (iface);
+      return FALSE;
+    }
   }
   GST_INFO_OBJECT (self, "bound to %s:%d, receive mode %s, buffer %d bytes",
       address, urtp_sock_local_port (&self->sock),
@@ -1132,6 +1269,9 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
 
   ret = urtp_rx_init (&self->rx, RX_BATCH, RX_SLOT);
   if (ret < 0) {
+    gst_uvgrtp_zrtp_ctl_stop (zctl);
+    gst_uvgrtp_zrtp_ctl_unref (zctl);
+    gst_uvgrtp_zrtp_settings_clear (&zs);
     urtp_sock_close (&self->sock);
     gst_uvgrtp_srtp_close (&srtp);
     session_clear (&session);
@@ -1148,6 +1288,9 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   self->depay = make_depay (self);
   if (!self->depay) {
     GST_OBJECT_UNLOCK (self);
+    gst_uvgrtp_zrtp_ctl_stop (zctl);
+    gst_uvgrtp_zrtp_ctl_unref (zctl);
+    gst_uvgrtp_zrtp_settings_clear (&zs);
     urtp_rx_destroy (&self->rx);
     urtp_sock_close (&self->sock);
     session_clear (&self->session);
@@ -1160,6 +1303,13 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
     return FALSE;
   }
   self->srtp = srtp;
+  self->zrtp_ctl = zctl;
+  self->zrtp_on = zctl != NULL;
+  self->zrtp_allow_clear = zs.allow_clear;
+  self->zrtp_serial = zctl ? gst_uvgrtp_zrtp_ctl_serial (zctl) - 1 : 0;
+  self->zrtp_dropped = 0;
+  self->zrtp_received_clear = 0;
+  self->zrtp_had_keys = FALSE;
   memset (&self->stats_base, 0, sizeof (self->stats_base));
   self->rx_syscalls = 0;
   self->rx_truncated = 0;
@@ -1185,6 +1335,7 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
     g_object_notify (G_OBJECT (self), "port");
     g_object_notify (G_OBJECT (self), "uri");
   }
+  gst_uvgrtp_zrtp_settings_clear (&zs);
   g_free (address);
   g_free (iface);
   return TRUE;
@@ -1195,6 +1346,7 @@ gst_uvgrtp_src_stop (GstBaseSrc * bsrc)
 {
   GstUvgRtpSrc *self = GST_UVGRTP_SRC (bsrc);
   urtp_depay_t *depay;
+  GstUvgRtpZrtpCtl *zctl = NULL;
 
   GST_OBJECT_LOCK (self);
   if (!self->opened) {
@@ -1208,7 +1360,17 @@ gst_uvgrtp_src_stop (GstBaseSrc * bsrc)
   self->depay = NULL;
   self->opened = FALSE;
   session_clear (&self->session);
+  if (self->zrtp_on)
+    zctl = gst_uvgrtp_zrtp_ctl_ref (self->zrtp_ctl);
+  self->zrtp_on = FALSE;
   GST_OBJECT_UNLOCK (self);
+
+  /* before the socket closes (its thread may post: not under the lock);
+   * the last state stays readable */
+  if (zctl) {
+    gst_uvgrtp_zrtp_ctl_stop (zctl);
+    gst_uvgrtp_zrtp_ctl_unref (zctl);
+  }
 
   urtp_depay_free (depay);
   gst_uvgrtp_srtp_close (&self->srtp);
@@ -1609,6 +1771,63 @@ make_buffer (GstUvgRtpSrc * self, urtp_au_t * au)
   return buf;
 }
 
+#ifdef URTP_HAVE_SRTP
+/* With zrtp: keys of a new exchange replaced keys in use, so the sender
+ * started over, most likely with a new SSRC, sequence numbers and
+ * timestamps; the depayloader, locked on the first SSRC, would refuse it.
+ * Starts a new one, as a caps change does. Object lock held. */
+static void
+zrtp_new_stream (GstUvgRtpSrc * self)
+{
+  urtp_depay_t *d = make_depay (self);
+
+  GST_INFO_OBJECT (self, "keys of a new ZRTP exchange: a new stream");
+  if (!d)
+    return;
+  stats_add (&self->stats_base, urtp_depay_stats (self->depay));
+  urtp_depay_free (self->depay);
+  self->depay = d;
+  self->discont = TRUE;
+  self->send_params = TRUE;
+  self->have_anchor = FALSE;
+  self->have_first_ts = FALSE;
+}
+
+/* With zrtp, for each received datagram (object lock held): hands ZRTP
+ * packets to the endpoint, keeps the keys in self->srtp in line with it,
+ * and drops media in clear while there are none (unless allowed). Returns
+ * whether the datagram goes on to SRTP and the depayloader. */
+static gboolean
+zrtp_filter (GstUvgRtpSrc * self, const urtp_dgram_t * d)
+{
+  GstUvgRtpZrtpCtl *ctl = self->zrtp_ctl;
+  gint serial = self->zrtp_serial;
+
+  if (d->len >= 1 && (d->data[0] >> 4) == 1 &&
+      urtp_zrtp_is_zrtp (d->data, d->len)) {
+    gst_uvgrtp_zrtp_ctl_recv (ctl, d->data, d->len, d->from);
+    return FALSE;
+  }
+  if (gst_uvgrtp_zrtp_ctl_sync_srtp (ctl, &self->srtp, &self->zrtp_serial,
+          FALSE, 0, self->replay_window_size)) {
+    if (self->zrtp_serial != serial) {
+      if (self->zrtp_had_keys)
+        zrtp_new_stream (self);
+      self->zrtp_had_keys = TRUE;
+    }
+    return TRUE;
+  }
+  /* this element may have restarted while the sender kept its keys */
+  gst_uvgrtp_zrtp_ctl_media_without_keys (ctl, d->from);
+  if (self->zrtp_allow_clear) {
+    self->zrtp_received_clear++;
+    return TRUE;
+  }
+  self->zrtp_dropped++;
+  return FALSE;
+}
+#endif
+
 /* Offers a batch of n received datagrams to the depayloader and gives up
  * on missing packets that have been waited for `latency`. Returns FALSE
  * when the stream turned out to be unsupported (error posted). */
@@ -1634,10 +1853,18 @@ push_batch (GstUvgRtpSrc * self, gint n, gint64 now)
   self->rx_truncated = self->rx.truncated;
   st = urtp_depay_stats (self->depay);
   for (i = 0; i < n; i++) {
-    uint64_t unsupported = st->unsupported, packets = st->packets;
+    uint64_t unsupported, packets;
     size_t len = self->rx.dgrams[i].len;
 
 #ifdef URTP_HAVE_SRTP
+    if (G_UNLIKELY (self->zrtp_on)) {
+      gboolean pass = zrtp_filter (self, &self->rx.dgrams[i]);
+
+      /* a new exchange may have replaced the depayloader */
+      st = urtp_depay_stats (self->depay);
+      if (!pass)
+        continue;
+    }
     /* Verified and decrypted in the receive slot. A rejected datagram is
      * counted there and zeroed, and goes no further. */
     if (self->srtp.session) {
@@ -1649,8 +1876,15 @@ push_batch (GstUvgRtpSrc * self, gint n, gint64 now)
         continue;
       }
       len = (size_t) r;
+      /* RFC 6189 4.6: the responder's authenticated SRTP stands for the
+       * Conf2ACK the initiator may not have seen yet */
+      if (G_UNLIKELY (self->zrtp_on) &&
+          !gst_uvgrtp_zrtp_ctl_is_secure (self->zrtp_ctl))
+        gst_uvgrtp_zrtp_ctl_peer_srtp_ok (self->zrtp_ctl);
     }
 #endif
+    unsupported = st->unsupported;
+    packets = st->packets;
     urtp_depay_push_at (self->depay, self->rx.dgrams[i].data, len,
         (guint64) now);
     if (st->unsupported != unsupported)

@@ -13,6 +13,7 @@
 
 #include "gstuvgrtpcommon.h"
 #include "gstuvgrtpsrtp.h"
+#include "gstuvgrtpzrtpctl.h"
 
 G_BEGIN_DECLS
 
@@ -54,6 +55,7 @@ struct _GstUvgRtpSrc
   GstUvgRtpSrtpCipher srtp_cipher;
   GstUvgRtpSrtpAuth srtp_auth;
   guint replay_window_size;
+  GstUvgRtpZrtpSettings zrtp;
 
   /* streaming state */
   gboolean opened;
@@ -61,6 +63,15 @@ struct _GstUvgRtpSrc
   urtp_rx_t rx;
   urtp_depay_t *depay;
   urtp_srtp_t srtp;             /* session NULL without SRTP; object lock */
+  /* ZRTP (object lock): the endpoint, set in start() and kept after stop()
+   * for the properties; with zrtp, srtp holds the peer's key once agreed */
+  GstUvgRtpZrtpCtl *zrtp_ctl;
+  gboolean zrtp_on;
+  gboolean zrtp_allow_clear;
+  gint zrtp_serial;             /* of the keys in srtp */
+  gboolean zrtp_had_keys;       /* keys were in place before in this run */
+  guint64 zrtp_dropped;         /* clear datagrams dropped: no keys yet */
+  guint64 zrtp_received_clear;  /* clear datagrams passed (allow-clear) */
   GstUvgRtpSrcSession session;
   gboolean caps_changed;        /* caps property set while running */
   gboolean send_params;         /* put parameter sets before the next AU */

@@ -158,26 +158,6 @@ static GstStaticPadTemplate send_rtcp_src_template =
 GST_STATIC_PAD_TEMPLATE ("send_rtcp_src", GST_PAD_SRC, GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("application/x-srtcp"));
 
-GType
-gst_uvgrtp_zrtp_state_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_UVGRTP_ZRTP_STATE_IDLE, "Not started", "idle"},
-    {GST_UVGRTP_ZRTP_STATE_DISCOVERY, "Discovery (Hello)", "discovery"},
-    {GST_UVGRTP_ZRTP_STATE_KEY_AGREEMENT, "Key agreement", "key-agreement"},
-    {GST_UVGRTP_ZRTP_STATE_SECURE, "Secure", "secure"},
-    {GST_UVGRTP_ZRTP_STATE_FAILED, "Failed", "failed"},
-    {0, NULL, NULL},
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstUvgRtpZrtpState", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
-
 #define gst_uvgrtp_zrtp_parent_class parent_class
 G_DEFINE_TYPE_WITH_CODE (GstUvgRtpZrtp, gst_uvgrtp_zrtp, GST_TYPE_ELEMENT,
     GST_DEBUG_CATEGORY_INIT (gst_uvgrtp_zrtp_debug, "uvgrtpzrtp", 0,
@@ -478,21 +458,12 @@ gst_uvgrtp_zrtp_init (GstUvgRtpZrtp * self)
 }
 
 static void
-wipe (void *p, gsize n)
-{
-  /* volatile: a plain memset of memory about to be freed may be elided */
-  volatile guint8 *v = p;
-  while (n--)
-    *v++ = 0;
-}
-
-static void
 gst_uvgrtp_zrtp_finalize (GObject * object)
 {
   GstUvgRtpZrtp *self = GST_UVGRTP_ZRTP (object);
 
   g_free (self->cache_file);
-  wipe (&self->last_info, sizeof self->last_info);
+  gst_uvgrtp_zrtp_wipe (&self->last_info, sizeof self->last_info);
   g_queue_clear_full (&self->early, (GDestroyNotify) gst_buffer_unref);
   g_queue_clear_full (&self->out_pkts, (GDestroyNotify) gst_buffer_unref);
   g_queue_clear_full (&self->messages, (GDestroyNotify) gst_message_unref);
@@ -512,39 +483,6 @@ now_ms (void)
   return g_get_monotonic_time () / 1000;
 }
 
-static gchar *
-hex_string (const guint8 * p, gsize n)
-{
-  gchar *s = g_malloc (2 * n + 1);
-  for (gsize i = 0; i < n; i++)
-    g_snprintf (s + 2 * i, 3, "%02x", p[i]);
-  return s;
-}
-
-static gboolean
-parse_zid (const gchar * s, guint8 out[URTP_ZRTP_ZID_LEN])
-{
-  if (!s || strlen (s) != 2 * URTP_ZRTP_ZID_LEN)
-    return FALSE;
-  for (gsize i = 0; i < URTP_ZRTP_ZID_LEN; i++) {
-    gint hi = g_ascii_xdigit_value (s[2 * i]);
-    gint lo = g_ascii_xdigit_value (s[2 * i + 1]);
-    if (hi < 0 || lo < 0)
-      return FALSE;
-    out[i] = (guint8) (hi << 4 | lo);
-  }
-  return TRUE;
-}
-
-static gboolean
-zid_is_zero (const guint8 * zid)
-{
-  for (gsize i = 0; i < URTP_ZRTP_ZID_LEN; i++)
-    if (zid[i])
-      return FALSE;
-  return TRUE;
-}
-
 /* The current session's info, or the last one's once it is freed. */
 static void
 get_info_locked (GstUvgRtpZrtp * self, urtp_zrtp_info_t * info)
@@ -557,62 +495,18 @@ get_info_locked (GstUvgRtpZrtp * self, urtp_zrtp_info_t * info)
     memset (info, 0, sizeof *info);
 }
 
-static const gchar *
-nonempty (const char *s)
-{
-  return s && *s ? s : NULL;
-}
-
 /* The uvgrtp-zrtp element message for the session's present state. */
 static GstMessage *
 make_message (GstUvgRtpZrtp * self, const urtp_zrtp_info_t * info)
 {
-  gboolean failed = info->state == URTP_ZRTP_FAILED;
   urtp_zrtp_keys_t keys;
-  const gchar *profile = "";
-  gchar *zid = hex_string (info->zid, URTP_ZRTP_ZID_LEN);
-  gchar *peer_zid = hex_string (info->peer_zid, URTP_ZRTP_ZID_LEN);
-  /* the Hello carries it space-padded to 16 characters */
-  gchar *client_id = g_strchomp (g_strndup (info->peer_client_id,
-          sizeof info->peer_client_id));
-  GstStructure *s;
+  const gchar *profile = NULL;
 
   if (self->zrtp && urtp_zrtp_get_keys (self->zrtp, &keys) == 0) {
     profile = urtp_srtp_profile_name (keys.profile);
-    wipe (&keys, sizeof keys);
+    gst_uvgrtp_zrtp_wipe (&keys, sizeof keys);
   }
-
-  s = gst_structure_new ("uvgrtp-zrtp",
-      "state", G_TYPE_STRING, failed ? "failed" : "secure",
-      "sas", G_TYPE_STRING, failed ? "" : info->sas,
-      "sas-verified", G_TYPE_BOOLEAN, (gboolean) info->sas_verified,
-      "peer-sas-verified", G_TYPE_BOOLEAN, (gboolean) info->peer_sas_verified,
-      "cipher", G_TYPE_STRING, info->cipher,
-      "auth-tag", G_TYPE_STRING, info->auth_tag,
-      "key-agreement", G_TYPE_STRING, info->key_agreement,
-      "sas-type", G_TYPE_STRING, info->sas_type,
-      "hash", G_TYPE_STRING, info->hash,
-      "srtp-profile", G_TYPE_STRING, profile ? profile : "",
-      "initiator", G_TYPE_BOOLEAN, (gboolean) info->initiator,
-      "cache-mismatch", G_TYPE_BOOLEAN, (gboolean) info->cache_mismatch,
-      "secrets-matched", G_TYPE_BOOLEAN, (gboolean) info->secrets_matched,
-      "zid", G_TYPE_STRING, zid,
-      "peer-zid", G_TYPE_STRING, peer_zid,
-      "peer-client-id", G_TYPE_STRING, client_id, NULL);
-  if (failed) {
-    const char *name = urtp_zrtp_error_name (info->error);
-    gchar *reason = name ? g_strdup (name) :
-        g_strdup_printf ("ZRTP error 0x%02x", info->error);
-    gst_structure_set (s, "reason", G_TYPE_STRING, reason,
-        "error-code", G_TYPE_UINT, (guint) info->error,
-        "error-from-peer", G_TYPE_BOOLEAN, (gboolean) info->error_from_peer,
-        NULL);
-    g_free (reason);
-  }
-  g_free (zid);
-  g_free (peer_zid);
-  g_free (client_id);
-  return gst_message_new_element (GST_OBJECT (self), s);
+  return gst_uvgrtp_zrtp_make_message (GST_OBJECT (self), info, profile);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -652,7 +546,7 @@ srtp_setup_locked (GstUvgRtpZrtp * self)
     if (rc != 0)
       urtp_srtp_destroy (&self->tx);
   }
-  wipe (&keys, sizeof keys);
+  gst_uvgrtp_zrtp_wipe (&keys, sizeof keys);
   if (rc != 0) {
     GError *err = g_error_new (GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED,
         "Could not set up SRTP with the agreed keys");
@@ -835,7 +729,7 @@ handle_zrtp_locked (GstUvgRtpZrtp * self, GstBuffer * buf,
     /* Our Hellos went unanswered and we gave up; the peer has appeared
      * since: start over (nothing was agreed, nothing is lost). */
     urtp_zrtp_get_info (self->zrtp, &info);
-    if (info.error == URTP_ZRTP_ERR_TIMEOUT && zid_is_zero (info.peer_zid)) {
+    if (info.error == URTP_ZRTP_ERR_TIMEOUT && gst_uvgrtp_zrtp_zid_is_zero (info.peer_zid)) {
       GST_INFO_OBJECT (self, "peer appeared after the Hello timeout, "
           "restarting ZRTP");
       session_start_locked (self, self->ssrc ? self->ssrc :
@@ -1485,7 +1379,7 @@ gst_uvgrtp_zrtp_set_property (GObject * object, guint prop_id,
       const gchar *s = g_value_get_string (value);
       if (!s) {
         self->have_zid = FALSE;
-      } else if (parse_zid (s, self->zid)) {
+      } else if (gst_uvgrtp_zrtp_parse_zid (s, self->zid)) {
         self->have_zid = TRUE;
       } else {
         GST_WARNING_OBJECT (self, "zid must be %d hex digits, ignoring \"%s\"",
@@ -1524,9 +1418,9 @@ gst_uvgrtp_zrtp_get_property (GObject * object, guint prop_id,
       break;
     case PROP_ZID:
       if (self->zrtp || self->have_last_info)
-        g_value_take_string (value, hex_string (info.zid, URTP_ZRTP_ZID_LEN));
+        g_value_take_string (value, gst_uvgrtp_zrtp_hex (info.zid, URTP_ZRTP_ZID_LEN));
       else if (self->have_zid)
-        g_value_take_string (value, hex_string (self->zid, URTP_ZRTP_ZID_LEN));
+        g_value_take_string (value, gst_uvgrtp_zrtp_hex (self->zid, URTP_ZRTP_ZID_LEN));
       else
         g_value_set_string (value, NULL);
       break;
@@ -1537,35 +1431,16 @@ gst_uvgrtp_zrtp_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value, self->replay_window);
       break;
     case PROP_STATE:
-      g_value_set_enum (value, (gint) info.state);
-      break;
     case PROP_SAS:
-      g_value_set_string (value, info.keys_ready ? nonempty (info.sas) : NULL);
-      break;
     case PROP_SAS_VERIFIED:
-      g_value_set_boolean (value, info.sas_verified);
-      break;
     case PROP_PEER_SAS_VERIFIED:
-      g_value_set_boolean (value, info.peer_sas_verified);
-      break;
     case PROP_CIPHER:
-      g_value_set_string (value, nonempty (info.cipher));
-      break;
     case PROP_AUTH_TAG:
-      g_value_set_string (value, nonempty (info.auth_tag));
-      break;
     case PROP_KEY_AGREEMENT:
-      g_value_set_string (value, nonempty (info.key_agreement));
-      break;
     case PROP_SAS_TYPE:
-      g_value_set_string (value, nonempty (info.sas_type));
-      break;
     case PROP_PEER_ZID:
-      if (zid_is_zero (info.peer_zid))
-        g_value_set_string (value, NULL);
-      else
-        g_value_take_string (value, hex_string (info.peer_zid,
-                URTP_ZRTP_ZID_LEN));
+      gst_uvgrtp_zrtp_info_to_value (&info, GST_UVGRTP_ZRTP_PROP_STATE +
+          (prop_id - PROP_STATE), value);
       break;
     case PROP_STATS:
       g_value_take_boxed (value, make_stats (self));
@@ -1575,5 +1450,5 @@ gst_uvgrtp_zrtp_get_property (GObject * object, guint prop_id,
       break;
   }
   g_mutex_unlock (&self->lock);
-  wipe (&info, sizeof info);
+  gst_uvgrtp_zrtp_wipe (&info, sizeof info);
 }

@@ -8,24 +8,13 @@
 #include "urtp/srtp.h"
 #include "urtp/zrtp.h"
 
+#include "gstuvgrtpzrtpctl.h"
+
 G_BEGIN_DECLS
 
 #define GST_TYPE_UVGRTP_ZRTP (gst_uvgrtp_zrtp_get_type ())
 G_DECLARE_FINAL_TYPE (GstUvgRtpZrtp, gst_uvgrtp_zrtp, GST, UVGRTP_ZRTP,
     GstElement)
-
-/* Values match urtp_zrtp_state_t in lib/urtp/zrtp.h. */
-typedef enum
-{
-  GST_UVGRTP_ZRTP_STATE_IDLE,
-  GST_UVGRTP_ZRTP_STATE_DISCOVERY,
-  GST_UVGRTP_ZRTP_STATE_KEY_AGREEMENT,
-  GST_UVGRTP_ZRTP_STATE_SECURE,
-  GST_UVGRTP_ZRTP_STATE_FAILED,
-} GstUvgRtpZrtpState;
-
-#define GST_TYPE_UVGRTP_ZRTP_STATE (gst_uvgrtp_zrtp_state_get_type ())
-GType gst_uvgrtp_zrtp_state_get_type (void);
 
 /* Counters, under the element's lock; reset when the element starts. */
 typedef struct

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ZRTP shared by the uvgrtp elements.
+ *
+ * - Helpers all three ZRTP elements use: the GstUvgRtpZrtpState enum, ZID
+ *   parsing and printing, the `uvgrtp-zrtp` bus message, the read-only
+ *   properties derived from urtp_zrtp_info_t.
+ * - The `zrtp*` properties and the `zrtp-set-sas-verified` action signal of
+ *   uvgrtpsink and uvgrtpsrc, installed and handled here.
+ * - GstUvgRtpZrtpCtl: one ZRTP endpoint on an element's own UDP socket. A
+ *   thread of its own runs the timers, posts the messages and (for a
+ *   sender) receives the peer's ZRTP packets on the socket; a receiver
+ *   hands it the ZRTP packets its streaming thread finds among the media.
+ *   Elements with the same `zrtp-session` name share one exchange with one
+ *   peer: the first does the Diffie-Hellman exchange, the others join in
+ *   Multistream mode once it is secure (a process-wide registry).
+ */
+#ifndef __GST_UVGRTP_ZRTP_CTL_H__
+#define __GST_UVGRTP_ZRTP_CTL_H__
+
+#include <gst/gst.h>
+#include <sys/socket.h>
+
+#include "urtp/srtp.h"
+#include "urtp/zrtp.h"
+
+G_BEGIN_DECLS
+
+/* Values match urtp_zrtp_state_t in lib/urtp/zrtp.h. */
+typedef enum
+{
+  GST_UVGRTP_ZRTP_STATE_IDLE,
+  GST_UVGRTP_ZRTP_STATE_DISCOVERY,
+  GST_UVGRTP_ZRTP_STATE_KEY_AGREEMENT,
+  GST_UVGRTP_ZRTP_STATE_SECURE,
+  GST_UVGRTP_ZRTP_STATE_FAILED,
+} GstUvgRtpZrtpState;
+
+#define GST_TYPE_UVGRTP_ZRTP_STATE (gst_uvgrtp_zrtp_state_get_type ())
+GType gst_uvgrtp_zrtp_state_get_type (void);
+
+/* --- helpers ------------------------------------------------------------- */
+
+/* 24 hex digits (either case) to a ZID; FALSE if s is not that. */
+gboolean gst_uvgrtp_zrtp_parse_zid (const gchar * s,
+    guint8 out[URTP_ZRTP_ZID_LEN]);
+/* Lower-case hex of n bytes; g_free() it. */
+gchar *gst_uvgrtp_zrtp_hex (const guint8 * p, gsize n);
+gboolean gst_uvgrtp_zrtp_zid_is_zero (const guint8 * zid);
+/* Overwrites memory that held secrets (not elided by the compiler). */
+void gst_uvgrtp_zrtp_wipe (void *p, gsize n);
+/* The `uvgrtp-zrtp` element message for a secure or failed session:
+ * state, sas, sas-verified, peer-sas-verified, cipher, auth-tag,
+ * key-agreement, sas-type, hash, srtp-profile (srtp_profile, "" if NULL),
+ * initiator, cache-mismatch, secrets-matched, zid, peer-zid,
+ * peer-client-id; on failure also reason, error-code, error-from-peer. */
+GstMessage *gst_uvgrtp_zrtp_make_message (GstObject * src,
+    const urtp_zrtp_info_t * info, const gchar * srtp_profile);
+
+/* Read-only values taken from urtp_zrtp_info_t, and the settings of
+ * uvgrtpsink and uvgrtpsrc, in the order they are installed (property id =
+ * the element's first zrtp id + this). */
+typedef enum
+{
+  GST_UVGRTP_ZRTP_PROP_ENABLE,          /* "zrtp" */
+  GST_UVGRTP_ZRTP_PROP_ALLOW_CLEAR,     /* "zrtp-allow-clear" */
+  GST_UVGRTP_ZRTP_PROP_CACHE_FILE,      /* "zrtp-cache-file" */
+  GST_UVGRTP_ZRTP_PROP_ZID,             /* "zrtp-zid" */
+  GST_UVGRTP_ZRTP_PROP_SESSION,         /* "zrtp-session" */
+  GST_UVGRTP_ZRTP_PROP_KEY_AGREEMENTS,  /* "zrtp-key-agreements" */
+  GST_UVGRTP_ZRTP_PROP_STATE,           /* read-only from here on */
+  GST_UVGRTP_ZRTP_PROP_SAS,
+  GST_UVGRTP_ZRTP_PROP_SAS_VERIFIED,
+  GST_UVGRTP_ZRTP_PROP_PEER_SAS_VERIFIED,
+  GST_UVGRTP_ZRTP_PROP_CIPHER,
+  GST_UVGRTP_ZRTP_PROP_AUTH_TAG,
+  GST_UVGRTP_ZRTP_PROP_KEY_AGREEMENT,
+  GST_UVGRTP_ZRTP_PROP_SAS_TYPE,
+  GST_UVGRTP_ZRTP_PROP_PEER_ZID,
+  GST_UVGRTP_ZRTP_N_PROPS
+} GstUvgRtpZrtpProp;
+
+/* Sets value (of the property's type) from info, for the read-only
+ * properties STATE .. PEER_ZID. */
+void gst_uvgrtp_zrtp_info_to_value (const urtp_zrtp_info_t * info,
+    GstUvgRtpZrtpProp prop, GValue * value);
+
+/* --- the properties of uvgrtpsink and uvgrtpsrc --------------------------- */
+
+/* Written under the element's object lock, read at start. */
+typedef struct
+{
+  gboolean enabled;
+  gboolean allow_clear;
+  gchar *cache_file;
+  gboolean have_zid;
+  guint8 zid[URTP_ZRTP_ZID_LEN];
+  gchar *session;
+  gchar *key_agreements;        /* "EC25,DH3k" ...; NULL: the defaults */
+} GstUvgRtpZrtpSettings;
+
+void gst_uvgrtp_zrtp_settings_init (GstUvgRtpZrtpSettings * s);
+void gst_uvgrtp_zrtp_settings_clear (GstUvgRtpZrtpSettings * s);
+/* dst gets its own copy of src (call under the object lock, clear after). */
+void gst_uvgrtp_zrtp_settings_copy (GstUvgRtpZrtpSettings * dst,
+    const GstUvgRtpZrtpSettings * src);
+
+/* Installs the GST_UVGRTP_ZRTP_N_PROPS properties from first_prop_id on,
+ * and the action signal `zrtp-set-sas-verified` (gboolean verified,
+ * returns gboolean) running handler (gboolean (*) (GstElement *, gboolean)).
+ * Returns the signal id. */
+guint gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first_prop_id,
+    GCallback handler);
+
+typedef struct _GstUvgRtpZrtpCtl GstUvgRtpZrtpCtl;
+
+/* Set and get for the properties; called with the object lock held. ctl
+ * (may be NULL) provides the read-only values. */
+void gst_uvgrtp_zrtp_settings_set_property (GstObject * element,
+    GstUvgRtpZrtpSettings * s, GstUvgRtpZrtpProp prop, const GValue * value);
+void gst_uvgrtp_zrtp_settings_get_property (GstUvgRtpZrtpSettings * s,
+    GstUvgRtpZrtpCtl * ctl, GstUvgRtpZrtpProp prop, GValue * value);
+
+/* --- the endpoint ---------------------------------------------------------- */
+
+typedef enum
+{
+  /* uvgrtpsink: starts at once, sends Hello to the socket's remote, receives
+   * the answers on the socket itself */
+  GST_UVGRTP_ZRTP_SENDER,
+  /* uvgrtpsrc: starts on the first Hello (or media) and answers to where it
+   * came from; its streaming thread feeds it with ..._ctl_recv() */
+  GST_UVGRTP_ZRTP_RECEIVER,
+} GstUvgRtpZrtpRole;
+
+/* ZRTP counters of one element; reset when it starts. */
+typedef struct
+{
+  guint64 sent;                 /* ZRTP packets sent, retransmissions too */
+  guint64 received;             /* ZRTP packets received */
+  guint64 retransmits;
+  guint64 bad;                  /* malformed (CRC, lengths) */
+  guint64 unexpected;           /* valid but not for the state */
+  guint64 auth_fail;            /* hash chain or MAC failed */
+  guint64 restarts;             /* fresh sessions after a timeout or a
+                                   peer that started over */
+} GstUvgRtpZrtpCounters;
+
+/* Validates the settings, creates the endpoint and starts its thread. fd
+ * is the element's socket (kept open until ..._ctl_stop() returns);
+ * remote is where a sender sends (the socket's remote). On bad settings
+ * posts an error naming the property and returns NULL. */
+GstUvgRtpZrtpCtl *gst_uvgrtp_zrtp_ctl_start (GstElement * element,
+    const GstUvgRtpZrtpSettings * settings, GstUvgRtpZrtpRole role, int fd,
+    const struct sockaddr *remote, socklen_t remote_len, guint32 ssrc);
+/* Stops the thread and frees the session; the last state stays readable.
+ * Call before closing the socket. */
+void gst_uvgrtp_zrtp_ctl_stop (GstUvgRtpZrtpCtl * ctl);
+GstUvgRtpZrtpCtl *gst_uvgrtp_zrtp_ctl_ref (GstUvgRtpZrtpCtl * ctl);
+void gst_uvgrtp_zrtp_ctl_unref (GstUvgRtpZrtpCtl * ctl);
+
+/* Receiver: a ZRTP packet (urtp_zrtp_is_zrtp()) from `from`. Copies it and
+ * returns at once; the thread handles it. */
+void gst_uvgrtp_zrtp_ctl_recv (GstUvgRtpZrtpCtl * ctl, const guint8 * pkt,
+    gsize len, const struct sockaddr_storage *from);
+/* Receiver: media arrived from `from` while no keys are in place. If there
+ * is no exchange going on (the receiver restarted while the sender kept
+ * its keys), one is started towards that address, at most every few
+ * seconds. */
+void gst_uvgrtp_zrtp_ctl_media_without_keys (GstUvgRtpZrtpCtl * ctl,
+    const struct sockaddr_storage *from);
+/* An SRTP packet from the peer authenticated (RFC 6189 section 4.6). */
+void gst_uvgrtp_zrtp_ctl_peer_srtp_ok (GstUvgRtpZrtpCtl * ctl);
+
+/* Lock-free, for the media path: whether the session is secure, and a
+ * number that changes whenever the keys may have changed (appeared, gone,
+ * or replaced by a new exchange's). */
+gboolean gst_uvgrtp_zrtp_ctl_is_secure (GstUvgRtpZrtpCtl * ctl);
+gint gst_uvgrtp_zrtp_ctl_serial (GstUvgRtpZrtpCtl * ctl);
+
+/* Brings ctx (an SRTP context of the media path, zeroed or set up by this
+ * function before) in line with the session when *serial is not the
+ * current number: tears it down, then sets it up with the agreed keys if
+ * there are any. With need_secure (a sender: media goes out only once the
+ * peer confirmed the keys) keys that exist before the session is secure
+ * are not used yet and *serial is left as it was, so that the next call
+ * looks again. A sender protects with the local key for ssrc, a receiver
+ * unprotects with the remote one for any SSRC. Returns TRUE when ctx
+ * holds keys. Without a change, costs one atomic read. */
+gboolean gst_uvgrtp_zrtp_ctl_sync_srtp (GstUvgRtpZrtpCtl * ctl,
+    urtp_srtp_t * ctx, gint * serial, gboolean need_secure, guint32 ssrc,
+    guint replay_window);
+
+void gst_uvgrtp_zrtp_ctl_get_info (GstUvgRtpZrtpCtl * ctl,
+    urtp_zrtp_info_t * info);
+void gst_uvgrtp_zrtp_ctl_get_counters (GstUvgRtpZrtpCtl * ctl,
+    GstUvgRtpZrtpCounters * out);
+/* The action signal's work; logs and returns FALSE before the keys exist. */
+gboolean gst_uvgrtp_zrtp_ctl_set_sas_verified (GstUvgRtpZrtpCtl * ctl,
+    gboolean verified);
+
+G_END_DECLS
+
+#endif
