@@ -70,6 +70,7 @@ typedef struct opts {
   int mtu, buffer_size;
   const char *srtp;       /* none | gcm | cm */
   const char *send_mode, *recv_mode;
+  const char *sink_props;      /* extra uvgrtpsink properties (gst-launch syntax) */
 } opts_t;
 
 static double now(void)
@@ -308,6 +309,8 @@ static gchar *send_tail(const opts_t *o, const char *host, int port)
         "buffer-size=%d sync=false async=false", host, port, o->mtu, PT, SSRC, o->buffer_size);
     if (o->send_mode)
       g_string_append_printf(s, " send-mode=%s", o->send_mode);
+    if (o->sink_props)
+      g_string_append_printf(s, " %s", o->sink_props);
     return g_string_free(s, FALSE);
   }
   const srtp_profile_t *sp = srtp_profile(o);
@@ -770,7 +773,8 @@ int main(int argc, char **argv)
     { "x265", required_argument, 0, 'x' }, { "out", required_argument, 0, 'o' },
     { "mtu", required_argument, 0, 'm' }, { "buffer-size", required_argument, 0, 'z' },
     { "srtp", required_argument, 0, 'S' }, { "send-mode", required_argument, 0, 'M' },
-    { "recv-mode", required_argument, 0, 'R' }, { 0, 0, 0, 0 },
+    { "recv-mode", required_argument, 0, 'R' }, { "sink-props", required_argument, 0, 'K' },
+    { 0, 0, 0, 0 },
   };
   int c;
   optind = 2;
@@ -795,6 +799,7 @@ int main(int argc, char **argv)
     case 'S': o.srtp = optarg; break;
     case 'M': o.send_mode = optarg; break;
     case 'R': o.recv_mode = optarg; break;
+    case 'K': o.sink_props = optarg; break;
     default: return 2;
     }
   }

@@ -125,6 +125,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
 #define DEFAULT_CONFIG_INTERVAL   0
 #define DEFAULT_AGGREGATE_MODE    GST_UVGRTP_AGGREGATE_NONE
 #define DEFAULT_SEND_MODE         GST_UVGRTP_SEND_MODE_AUTO
+#define DEFAULT_SEND_THREAD       TRUE
 #define DEFAULT_SDP_FILE          NULL
 #define DEFAULT_SRTP_KEY          NULL
 #define DEFAULT_SRTP_CIPHER       GST_UVGRTP_DEFAULT_SRTP_CIPHER
@@ -170,6 +171,7 @@ enum
   PROP_CONFIG_INTERVAL,
   PROP_AGGREGATE_MODE,
   PROP_SEND_MODE,
+  PROP_SEND_THREAD,
   PROP_STATS,
   PROP_SDP,
   PROP_SDP_FILE,
@@ -211,6 +213,11 @@ static void gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
 static gboolean gst_uvgrtp_sink_start (GstBaseSink * bsink);
 static gboolean gst_uvgrtp_sink_stop (GstBaseSink * bsink);
 static gboolean gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps);
+static gboolean gst_uvgrtp_sink_event (GstBaseSink * bsink, GstEvent * event);
+static void hold_release (GstUvgRtpSinkHold * h);
+static void tx_drain (GstUvgRtpSink * self);
+static void sender_done (void *user, const urtp_batch_t * b, int r,
+    uint64_t reported);
 static GstFlowReturn gst_uvgrtp_sink_render (GstBaseSink * bsink,
     GstBuffer * buffer);
 static GstFlowReturn gst_uvgrtp_sink_render_list (GstBaseSink * bsink,
@@ -430,6 +437,21 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           "How packets reach the kernel (the mode in use is in stats)", GST_TYPE_UVGRTP_SEND_MODE,
           DEFAULT_SEND_MODE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
+   * GstUvgRtpSink:send-thread:
+   *
+   * Send from a thread of the element's own, so that finding the NAL units
+   * of the next access unit (and packetizing and protecting it) overlaps
+   * the kernel's copy of this one: both read the frame from memory, and
+   * one after the other on one core their times add up. At most one access
+   * unit is in flight; the next waits for it. FALSE sends from the
+   * streaming thread. Takes effect at the next start.
+   */
+  g_object_class_install_property (gobject_class, PROP_SEND_THREAD,
+      g_param_spec_boolean ("send-thread", "Send thread",
+          "Send from a thread of its own while the next access unit is "
+          "packetized", DEFAULT_SEND_THREAD,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstUvgRtpSink:stats:
    *
    * A #GstStructure named "application/x-uvgrtp-sink-stats" with the fields
@@ -449,8 +471,10 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * #GstUvgRtpSink:zrtp-allow-clear), all 0 without ZRTP;
    * all #guint64; buffer-size (#gint, the send buffer the kernel granted),
    * send-mode (#gchararray, the mode in use: gso, mmsg or plain), ssrc,
-   * seqnum-offset, timestamp-offset and clock-rate (#guint); then
-   * #GstBaseSink's own fields (rendered, dropped, average-rate).
+   * seqnum-offset, timestamp-offset and clock-rate (#guint),
+   * srtp-backend (#gchararray, the libsrtp2 in use and its crypto library;
+   * only in builds with SRTP); then #GstBaseSink's own fields (rendered,
+   * dropped, average-rate).
    *
    * This replaces #GstBaseSink:stats, whose fields it includes.
    */
@@ -543,6 +567,7 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
   basesink_class->set_caps = GST_DEBUG_FUNCPTR (gst_uvgrtp_sink_set_caps);
   basesink_class->render = GST_DEBUG_FUNCPTR (gst_uvgrtp_sink_render);
   basesink_class->render_list = GST_DEBUG_FUNCPTR (gst_uvgrtp_sink_render_list);
+  basesink_class->event = GST_DEBUG_FUNCPTR (gst_uvgrtp_sink_event);
 
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_AGGREGATE_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_SEND_MODE, 0);
@@ -582,8 +607,14 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
   self->eff_send_mode = (urtp_io_mode_t) DEFAULT_SEND_MODE;
-  urtp_batch_init (&self->batch);
-  urtp_batch_init (&self->srtp_batch);
+  self->send_thread = DEFAULT_SEND_THREAD;
+  for (guint i = 0; i < 2; i++) {
+    urtp_batch_init (&self->batch_store[i]);
+    urtp_batch_init (&self->srtp_store[i]);
+  }
+  self->cur = 0;
+  self->batch = &self->batch_store[0];
+  self->srtp_batch = &self->srtp_store[0];
   for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++) {
     self->ps[k] = g_ptr_array_new_with_free_func ((GDestroyNotify)
         g_bytes_unref);
@@ -604,15 +635,18 @@ gst_uvgrtp_sink_finalize (GObject * object)
     urtp_sock_close (&self->sock);
   if (self->have_pay)
     urtp_pay_destroy (&self->pay);
-  urtp_batch_free (&self->batch);
   gst_uvgrtp_srtp_close (&self->srtp);
-  urtp_batch_free (&self->srtp_batch);
+  for (guint i = 0; i < 2; i++) {
+    urtp_batch_free (&self->batch_store[i]);
+    urtp_batch_free (&self->srtp_store[i]);
+    g_free (self->hold[i].bufs);
+    g_free (self->hold[i].maps);
+  }
   for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++) {
     g_ptr_array_unref (self->ps[k]);
     g_ptr_array_unref (self->pending_ps[k]);
   }
   g_free (self->nals);
-  g_free (self->maps);
   g_free (self->host);
   g_free (self->bind_address);
   g_free (self->multicast_iface);
@@ -731,6 +765,7 @@ ps_known_mask (GstUvgRtpSink * self)
 static void
 ps_clear_all (GstUvgRtpSink * self)
 {
+  tx_drain (self);              /* the batch in flight may point into them */
   GST_OBJECT_LOCK (self);
   for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++) {
     g_ptr_array_set_size (self->ps[k], 0);
@@ -922,11 +957,12 @@ static GstStructure *
 build_stats (GstUvgRtpSink * self)
 {
   GstUvgRtpZrtpCounters zc;
+  GstStructure *s;
 
   memset (&zc, 0, sizeof zc);
   if (self->zrtp_ctl)
     gst_uvgrtp_zrtp_ctl_get_counters (self->zrtp_ctl, &zc);
-  return gst_structure_new ("application/x-uvgrtp-sink-stats",
+  s = gst_structure_new ("application/x-uvgrtp-sink-stats",
       "packets", G_TYPE_UINT64, self->packets,
       "bytes", G_TYPE_UINT64, self->bytes,
       "access-units", G_TYPE_UINT64, self->access_units,
@@ -950,6 +986,12 @@ build_stats (GstUvgRtpSink * self)
       "timestamp-offset", G_TYPE_UINT, self->cur_ts_offset,
       "clock-rate", G_TYPE_UINT, self->have_codec ?
       urtp_codec_clock_rate (self->codec) : 0, NULL);
+#ifdef URTP_HAVE_SRTP
+  /* which libsrtp2 does the work: the private OpenSSL build or the system's */
+  gst_structure_set (s, "srtp-backend", G_TYPE_STRING, urtp_srtp_backend (),
+      NULL);
+#endif
+  return s;
 }
 
 static void
@@ -1025,6 +1067,9 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
       break;
     case PROP_SEND_MODE:
       self->send_mode = g_value_get_enum (value);
+      break;
+    case PROP_SEND_THREAD:
+      self->send_thread = g_value_get_boolean (value);
       break;
     case PROP_SDP_FILE:
       g_free (self->sdp_file);
@@ -1139,6 +1184,9 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
     case PROP_SEND_MODE:
       g_value_set_enum (value, self->send_mode);
       break;
+    case PROP_SEND_THREAD:
+      g_value_set_boolean (value, self->send_thread);
+      break;
     case PROP_SDP:
       g_value_take_string (value, build_sdp (self));
       break;
@@ -1235,7 +1283,7 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   GstUvgRtpSrtpAuth srtp_auth;
   GstUvgRtpZrtpSettings zs;
   GstUvgRtpZrtpCtl *old_ctl;
-  gboolean srtp_ok;
+  gboolean srtp_ok, send_thread;
   gint port, bind_port, bind_family = AF_UNSPEC, family = AF_UNSPEC;
   int r;
 
@@ -1354,6 +1402,17 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   }
   gst_uvgrtp_zrtp_settings_clear (&zs);
 
+  GST_OBJECT_LOCK (self);
+  send_thread = self->send_thread;
+  self->tx_flow = GST_FLOW_OK;
+  GST_OBJECT_UNLOCK (self);
+  if (send_thread) {
+    r = urtp_sender_start (&self->sender, &self->sock, sender_done, self);
+    if (r < 0)
+      GST_WARNING_OBJECT (self, "no send thread (%s): sending inline",
+          g_strerror (-r));
+  }
+
   self->last_rtptime = self->cur_ts_offset;
   self->last_running_time = GST_CLOCK_TIME_NONE;
   self->last_config = GST_CLOCK_TIME_NONE;
@@ -1471,6 +1530,13 @@ gst_uvgrtp_sink_stop (GstBaseSink * bsink)
     gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
     self->zrtp_on = FALSE;
   }
+  /* the access unit in flight goes out first */
+  if (self->sender) {
+    urtp_sender_stop (self->sender);
+    self->sender = NULL;
+  }
+  for (guint i = 0; i < 2; i++)
+    hold_release (&self->hold[i]);
   if (self->sock_open) {
     GST_OBJECT_LOCK (self);
     self->syscalls = self->sock.tx_syscalls;
@@ -1482,17 +1548,19 @@ gst_uvgrtp_sink_stop (GstBaseSink * bsink)
     urtp_pay_destroy (&self->pay);
     self->have_pay = FALSE;
   }
-  urtp_batch_free (&self->batch);
-  urtp_batch_init (&self->batch);
   gst_uvgrtp_srtp_close (&self->srtp);
-  urtp_batch_free (&self->srtp_batch);
-  urtp_batch_init (&self->srtp_batch);
+  for (guint i = 0; i < 2; i++) {
+    urtp_batch_free (&self->batch_store[i]);
+    urtp_batch_init (&self->batch_store[i]);
+    urtp_batch_free (&self->srtp_store[i]);
+    urtp_batch_init (&self->srtp_store[i]);
+  }
+  self->cur = 0;
+  self->batch = &self->batch_store[0];
+  self->srtp_batch = &self->srtp_store[0];
   g_free (self->nals);
   self->nals = NULL;
   self->nals_cap = 0;
-  g_free (self->maps);
-  self->maps = NULL;
-  self->maps_cap = 0;
   ps_clear_all (self);
 
   GST_OBJECT_LOCK (self);
@@ -1861,6 +1929,9 @@ commit_pending_ps (GstUvgRtpSink * self)
 
   if (self->au_ps_mask == 0)
     return;
+  /* replaced sets are freed below, and the batch in flight may point into
+   * them (config-interval): rare, in-band sets come with key frames */
+  tx_drain (self);
   GST_OBJECT_LOCK (self);
   for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++) {
     GPtrArray *tmp;
@@ -1974,7 +2045,7 @@ want_config (GstUvgRtpSink * self, GstClockTime rt)
   return rt - self->last_config >= (GstClockTime) interval * GST_SECOND;
 }
 
-/* Packetizes one mapped buffer into self->batch. */
+/* Packetizes one mapped buffer into self->batch-> */
 static GstFlowReturn
 pay_buffer (GstUvgRtpSink * self, GstBuffer * buf, const GstMapInfo * map)
 {
@@ -1996,7 +2067,7 @@ pay_buffer (GstUvgRtpSink * self, GstBuffer * buf, const GstMapInfo * map)
         || GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_RESYNC))
       self->opus_marker = TRUE;
     r = urtp_pay_frame (&self->pay, map->data, map->size, ts,
-        self->opus_marker, &self->batch);
+        self->opus_marker, self->batch);
     if (r == -EMSGSIZE)
       goto too_big;
     if (r < 0)
@@ -2079,7 +2150,7 @@ pay_buffer (GstUvgRtpSink * self, GstBuffer * buf, const GstMapInfo * map)
 
     end_of_au = self->align_au
         || GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_MARKER);
-    r = urtp_pay_nals (&self->pay, self->nals, n, ts, end_of_au, &self->batch);
+    r = urtp_pay_nals (&self->pay, self->nals, n, ts, end_of_au, self->batch);
     if (r < 0)
       goto pay_failed;
     if (end_of_au) {
@@ -2131,8 +2202,8 @@ protect_batch (GstUvgRtpSink * self)
   int r;
 
   if (!self->srtp.session)
-    return &self->batch;
-  r = urtp_srtp_protect_batch (&self->srtp, &self->batch, &self->srtp_batch);
+    return self->batch;
+  r = urtp_srtp_protect_batch (&self->srtp, self->batch, self->srtp_batch);
   if (r < 0) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
         ("SRTP protection failed: %s", g_strerror (-r)));
@@ -2141,14 +2212,14 @@ protect_batch (GstUvgRtpSink * self)
   refused = st->replay + st->other - refused;
   if (refused) {
     GST_WARNING_OBJECT (self, "SRTP refused %" G_GUINT64_FORMAT " of %"
-        G_GSIZE_FORMAT " packets", refused, self->batch.npkts);
+        G_GSIZE_FORMAT " packets", refused, self->batch->npkts);
     GST_OBJECT_LOCK (self);
     self->srtp_errors += refused;
     GST_OBJECT_UNLOCK (self);
   }
-  return &self->srtp_batch;
+  return self->srtp_batch;
 #else
-  return &self->batch;
+  return self->batch;
 #endif
 }
 
@@ -2174,58 +2245,22 @@ zrtp_may_send (GstUvgRtpSink * self)
   return self->zrtp_allow_clear;
 }
 
-/* Sends self->batch (protected first with SRTP) and clears it. Packets the
- * kernel did not take are counted as send errors, and so are reports of
- * ICMP errors for earlier packets (ECONNREFUSED), which the library counts
- * and sends past; only the former count towards the persistent failure
- * that stops the stream, since a receiver that is not up yet must not end
- * a sender. */
+/* Adds a finished send to the statistics. Packets the kernel did not take
+ * are counted as send errors, and so are reports of ICMP errors for earlier
+ * packets (ECONNREFUSED, `reported`), which the library counts and sends
+ * past; only the former count towards the persistent failure that stops
+ * the stream, since a receiver that is not up yet must not end a sender.
+ * Runs where the send ran: the streaming thread or the send thread. */
 static GstFlowReturn
-flush_batch (GstUvgRtpSink * self)
+account_send (GstUvgRtpSink * self, const urtp_batch_t * b, int r,
+    guint64 reported)
 {
-  const urtp_batch_t *b;
-  guint64 errors0 = self->sock.tx_errors, reported, unsent, bytes = 0;
-  gsize npkts, sent;
+  gsize npkts = b->npkts, sent;
+  guint64 unsent, bytes = 0;
   gint64 now;
-  int r;
 
-  if (self->batch.npkts == 0) {
-    urtp_batch_clear (&self->batch);
-    return GST_FLOW_OK;
-  }
-  if (G_UNLIKELY (self->zrtp_on)) {
-    gboolean send = zrtp_may_send (self);
-
-    GST_OBJECT_LOCK (self);
-    if (!send) {
-      self->zrtp_held += self->access_units - self->zrtp_aus_mark;
-      self->zrtp_held_packets += self->batch.npkts;
-    } else if (!self->srtp.session) {
-      self->zrtp_sent_clear += self->batch.npkts;
-    }
-    self->zrtp_aus_mark = self->access_units;
-    GST_OBJECT_UNLOCK (self);
-    if (!send) {
-      urtp_batch_clear (&self->batch);
-      return GST_FLOW_OK;
-    }
-  }
-  b = protect_batch (self);
-  if (!b) {
-    urtp_batch_clear (&self->batch);
-    urtp_batch_clear (&self->srtp_batch);
-    return GST_FLOW_ERROR;
-  }
-  npkts = b->npkts;
-  if (npkts == 0) {
-    urtp_batch_clear (&self->batch);
-    urtp_batch_clear (&self->srtp_batch);
-    return GST_FLOW_OK;
-  }
-  r = urtp_sock_send (&self->sock, b);
   sent = r < 0 ? 0 : MIN ((gsize) r, npkts);
   unsent = npkts - sent;
-  reported = self->sock.tx_errors - errors0;
   /* sent packets are always the first ones of the batch */
   for (gsize i = 0; i < sent; i++)
     bytes += b->pkts[i].len;
@@ -2237,8 +2272,6 @@ flush_batch (GstUvgRtpSink * self)
   self->syscalls = self->sock.tx_syscalls;
   self->eff_send_mode = self->sock.tx_mode;
   GST_OBJECT_UNLOCK (self);
-  urtp_batch_clear (&self->batch);
-  urtp_batch_clear (&self->srtp_batch);
 
   if (unsent == 0 && reported == 0) {
     self->fail_since = 0;
@@ -2273,23 +2306,155 @@ flush_batch (GstUvgRtpSink * self)
   return GST_FLOW_OK;
 }
 
+/* The send thread's report of one batch; the failure, if any, stays until
+ * the element stops and is returned by the next render. */
+static void
+sender_done (void *user, const urtp_batch_t * b, int r, uint64_t reported)
+{
+  GstUvgRtpSink *self = user;
+
+  if (account_send (self, b, r, reported) != GST_FLOW_OK) {
+    GST_OBJECT_LOCK (self);
+    self->tx_flow = GST_FLOW_ERROR;
+    GST_OBJECT_UNLOCK (self);
+  }
+}
+
+static void
+hold_release (GstUvgRtpSinkHold * h)
+{
+  for (guint i = 0; i < h->n; i++) {
+    gst_buffer_unmap (h->bufs[i], &h->maps[i]);
+    gst_buffer_unref (h->bufs[i]);
+  }
+  h->n = 0;
+}
+
+/* Maps buf for reading into the hold being built; FALSE if it cannot. */
+static gboolean
+hold_map (GstUvgRtpSink * self, GstBuffer * buf, GstMapInfo ** map)
+{
+  GstUvgRtpSinkHold *h = &self->hold[self->cur];
+
+  if (h->n == h->cap) {
+    h->cap = MAX (4, h->cap * 2);
+    h->bufs = g_renew (GstBuffer *, h->bufs, h->cap);
+    h->maps = g_renew (GstMapInfo, h->maps, h->cap);
+  }
+  if (!gst_buffer_map (buf, &h->maps[h->n], GST_MAP_READ))
+    return FALSE;
+  h->bufs[h->n] = gst_buffer_ref (buf);
+  *map = &h->maps[h->n++];
+  return TRUE;
+}
+
+/* Waits until nothing is in flight and lets go of its input, before
+ * anything its iovecs may point to (parameter sets) changes. */
+static void
+tx_drain (GstUvgRtpSink * self)
+{
+  if (!self->sender)
+    return;
+  urtp_sender_wait (self->sender);
+  hold_release (&self->hold[self->cur ^ 1]);
+}
+
+/* Sends self->batch (protected first with SRTP), inline or on the send
+ * thread. Sets *in_flight when the batch (and the input it points to) went
+ * to the thread and must stay intact; otherwise it is cleared. */
+static GstFlowReturn
+flush_batch (GstUvgRtpSink * self, gboolean * in_flight)
+{
+  const urtp_batch_t *b;
+  guint64 errors0 = self->sock.tx_errors;
+  GstFlowReturn ret;
+  int r;
+
+  *in_flight = FALSE;
+  if (self->batch->npkts == 0) {
+    urtp_batch_clear (self->batch);
+    return GST_FLOW_OK;
+  }
+  if (G_UNLIKELY (self->zrtp_on)) {
+    gboolean send = zrtp_may_send (self);
+
+    GST_OBJECT_LOCK (self);
+    if (!send) {
+      self->zrtp_held += self->access_units - self->zrtp_aus_mark;
+      self->zrtp_held_packets += self->batch->npkts;
+    } else if (!self->srtp.session) {
+      self->zrtp_sent_clear += self->batch->npkts;
+    }
+    self->zrtp_aus_mark = self->access_units;
+    GST_OBJECT_UNLOCK (self);
+    if (!send) {
+      urtp_batch_clear (self->batch);
+      return GST_FLOW_OK;
+    }
+  }
+  b = protect_batch (self);
+  if (!b) {
+    urtp_batch_clear (self->batch);
+    urtp_batch_clear (self->srtp_batch);
+    return GST_FLOW_ERROR;
+  }
+  if (b->npkts == 0) {
+    urtp_batch_clear (self->batch);
+    urtp_batch_clear (self->srtp_batch);
+    return GST_FLOW_OK;
+  }
+
+  if (self->sender) {
+    /* returns once the previous batch is out: its set is free again */
+    urtp_sender_submit (self->sender, b);
+    *in_flight = TRUE;
+    hold_release (&self->hold[self->cur ^ 1]);
+    self->cur ^= 1;
+    self->batch = &self->batch_store[self->cur];
+    self->srtp_batch = &self->srtp_store[self->cur];
+    urtp_batch_clear (self->batch);
+    urtp_batch_clear (self->srtp_batch);
+    GST_OBJECT_LOCK (self);
+    ret = self->tx_flow;
+    GST_OBJECT_UNLOCK (self);
+    return ret;
+  }
+
+  r = urtp_sock_send (&self->sock, b);
+  ret = account_send (self, b, r, self->sock.tx_errors - errors0);
+  urtp_batch_clear (self->batch);
+  urtp_batch_clear (self->srtp_batch);
+  return ret;
+}
+
+/* After a flush: the input stays mapped while its batch is in flight. */
+static void
+hold_done (GstUvgRtpSink * self, gboolean in_flight)
+{
+  if (!in_flight)
+    hold_release (&self->hold[self->cur]);
+  /* else flush_batch moved on to the other set; this one is released by
+   * the submit after next, or tx_drain */
+}
+
 static GstFlowReturn
 gst_uvgrtp_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
 {
   GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
-  GstMapInfo map;
+  GstMapInfo *map;
   GstFlowReturn ret;
+  gboolean in_flight = FALSE;
 
   if (!self->have_pay)
     goto not_negotiated;
-  if (!gst_buffer_map (buffer, &map, GST_MAP_READ))
+  if (!hold_map (self, buffer, &map))
     goto map_failed;
-  ret = pay_buffer (self, buffer, &map);
+  ret = pay_buffer (self, buffer, map);
   if (ret == GST_FLOW_OK)
-    ret = flush_batch (self);
+    ret = flush_batch (self, &in_flight);
   else
-    urtp_batch_clear (&self->batch);
-  gst_buffer_unmap (buffer, &map);
+    urtp_batch_clear (self->batch);
+  hold_done (self, in_flight);
   if (ret == GST_FLOW_OK && !maybe_write_sdp (self))
     ret = GST_FLOW_ERROR;
   return ret;
@@ -2314,36 +2479,43 @@ static GstFlowReturn
 gst_uvgrtp_sink_render_list (GstBaseSink * bsink, GstBufferList * list)
 {
   GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
-  guint len = gst_buffer_list_length (list), mapped = 0;
+  guint len = gst_buffer_list_length (list);
   GstFlowReturn ret = GST_FLOW_OK;
+  gboolean in_flight = FALSE;
 
   if (!self->have_pay) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
         ("Buffer list before caps"));
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  if (len > self->maps_cap) {
-    self->maps = g_renew (GstMapInfo, self->maps, len);
-    self->maps_cap = len;
-  }
   for (guint i = 0; i < len && ret == GST_FLOW_OK; i++) {
     GstBuffer *buf = gst_buffer_list_get (list, i);
-    if (!gst_buffer_map (buf, &self->maps[i], GST_MAP_READ)) {
+    GstMapInfo *map;
+    if (!hold_map (self, buf, &map)) {
       GST_ELEMENT_ERROR (self, RESOURCE, READ, (NULL),
           ("Could not map buffer"));
       ret = GST_FLOW_ERROR;
       break;
     }
-    mapped = i + 1;
-    ret = pay_buffer (self, buf, &self->maps[i]);
+    ret = pay_buffer (self, buf, map);
   }
   if (ret == GST_FLOW_OK)
-    ret = flush_batch (self);
+    ret = flush_batch (self, &in_flight);
   else
-    urtp_batch_clear (&self->batch);
-  for (guint i = 0; i < mapped; i++)
-    gst_buffer_unmap (gst_buffer_list_get (list, i), &self->maps[i]);
+    urtp_batch_clear (self->batch);
+  hold_done (self, in_flight);
   if (ret == GST_FLOW_OK && !maybe_write_sdp (self))
     ret = GST_FLOW_ERROR;
   return ret;
+}
+
+/* EOS means everything before it has left: the access unit in flight too. */
+static gboolean
+gst_uvgrtp_sink_event (GstBaseSink * bsink, GstEvent * event)
+{
+  GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
+    tx_drain (self);
+  return GST_BASE_SINK_CLASS (parent_class)->event (bsink, event);
 }

@@ -10,6 +10,7 @@
 #include "urtp/codec.h"
 #include "urtp/net.h"
 #include "urtp/pay.h"
+#include "urtp/sender.h"
 #include "urtp/srtp.h"
 
 #include "gstuvgrtpcommon.h"
@@ -29,6 +30,14 @@ G_BEGIN_DECLS
   (G_TYPE_CHECK_CLASS_TYPE ((klass), GST_TYPE_UVGRTP_SINK))
 
 typedef struct _GstUvgRtpSink GstUvgRtpSink;
+
+/* Input buffers mapped for a batch whose iovecs point into them. */
+typedef struct
+{
+  GstBuffer **bufs;             /* one reference each */
+  GstMapInfo *maps;
+  guint n, cap;
+} GstUvgRtpSinkHold;
 typedef struct _GstUvgRtpSinkClass GstUvgRtpSinkClass;
 
 /* Parameter-set kinds, in the order they are sent: DCI, VPS, SPS, PPS. */
@@ -72,7 +81,7 @@ struct _GstUvgRtpSink
   /* payloading: streaming thread */
   urtp_pay_t pay;
   gboolean have_pay;
-  urtp_batch_t batch;
+  urtp_batch_t *batch;          /* being built: batch_store[cur] */
   urtp_codec_t codec;
   gboolean have_codec;          /* object lock */
   guint nal_length_size;        /* 0: Annex-B byte-stream */
@@ -86,13 +95,23 @@ struct _GstUvgRtpSink
   GstClockTime last_running_time;
   urtp_nal_t *nals;
   gsize nals_cap;
-  GstMapInfo *maps;
-  guint maps_cap;
+
+  /* Sending: inline, or (send-thread) on a urtp_sender thread while the
+   * next access unit is packetized. Two sets of batches and mapped input
+   * buffers alternate: [cur] is being built, [cur ^ 1] may be in flight
+   * and stays intact until the next submit returns. */
+  gboolean send_thread;         /* property (object lock) */
+  urtp_sender_t *sender;        /* NULL: send inline */
+  guint cur;
+  urtp_batch_t batch_store[2];
+  urtp_batch_t srtp_store[2];
+  GstUvgRtpSinkHold hold[2];
+  GstFlowReturn tx_flow;        /* sticky failure from the thread (object lock) */
 
   /* SRTP: started in start(), streaming thread; srtp.session NULL when
    * off. Packets are protected from batch into srtp_batch. */
   urtp_srtp_t srtp;
-  urtp_batch_t srtp_batch;
+  urtp_batch_t *srtp_batch;     /* srtp_store[cur] */
 
   /* ZRTP: the endpoint (pointer under the object lock; set in start(),
    * kept after stop() for the properties), and the streaming thread's view

@@ -464,8 +464,9 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * zrtp-received-clear (datagrams passed in clear with
    * #GstUvgRtpSrc:zrtp-allow-clear), all 0 without ZRTP;
    * the gint field buffer-size (receive buffer in effect, bytes) and the
-   * string field recv-mode (the mode in effect: gro, mmsg or plain).
-   * Still readable after the element stopped.
+   * string fields recv-mode (the mode in effect: gro, mmsg or plain) and,
+   * in builds with SRTP, srtp-backend (the libsrtp2 in use and its crypto
+   * library). Still readable after the element stopped.
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -1091,6 +1092,10 @@ build_stats (GstUvgRtpSrc * self)
       "zrtp-received-clear", G_TYPE_UINT64, self->opened ?
       self->zrtp_received_clear : 0,
       "buffer-size", G_TYPE_INT, rcvbuf, "recv-mode", G_TYPE_STRING, mode, NULL);
+#ifdef URTP_HAVE_SRTP
+  gst_structure_set (s, "srtp-backend", G_TYPE_STRING, urtp_srtp_backend (),
+      NULL);
+#endif
   return s;
 }
 

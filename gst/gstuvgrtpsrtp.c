@@ -178,8 +178,10 @@ gst_uvgrtp_srtp_open (GstElement * element, urtp_srtp_t * ctx,
               "(%s): %s", urtp_srtp_profile_name (profile), g_strerror (-r)));
       return FALSE;
     }
-    GST_INFO_OBJECT (element, "SRTP %s, %s", urtp_srtp_profile_name (profile),
-        dir == URTP_SRTP_OUTBOUND ? "protecting" : "unprotecting");
+    GST_INFO_OBJECT (element, "SRTP %s, %s, through %s",
+        urtp_srtp_profile_name (profile),
+        dir == URTP_SRTP_OUTBOUND ? "protecting" : "unprotecting",
+        urtp_srtp_backend ());
     return TRUE;
   }
 #else

@@ -15,7 +15,7 @@
 #                    lib/rtp.c -o /tmp/gen_corpus && /tmp/gen_corpus tests/fuzz/corpus
 #               (crash-* and merged files are left alone)
 #
-# Environment: FUZZ_BUILD_DIR (default $TMPDIR/urtp-fuzz-build), CC (clang),
+# Environment: FUZZ_BUILD_DIR (default build/fuzz in the source tree), CC (clang),
 # FUZZ_TARGETS (default "rtp depay zrtp").
 #
 # Any crash, leak, timeout or out-of-memory fails the run. The input is kept
@@ -43,7 +43,7 @@ for arg in "$@"; do
     *) seconds=$arg ;;
   esac
 done
-build=${FUZZ_BUILD_DIR:-${TMPDIR:-/tmp}/urtp-fuzz-build}
+build=${FUZZ_BUILD_DIR:-$src/build/fuzz}
 targets=${FUZZ_TARGETS:-rtp depay zrtp}
 CC=${CC:-clang}
 case $($CC --version 2>/dev/null | head -n 1) in
@@ -61,10 +61,12 @@ if [ "$regen" = 1 ]; then
 fi
 
 # -Dfuzzers=enabled also instruments lib/ for coverage (see meson.build).
-if [ ! -f "$build/build.ninja" ]; then
-  CC=$CC meson setup "$build" "$src" -Dfuzzers=enabled -Dplugin=disabled \
-    -Db_sanitize=address,undefined -Db_lundef=false
-fi
+# An existing directory is reconfigured: it must follow this tree (new
+# targets, the libsrtp2 that scripts/build-libsrtp2.sh provides).
+reconf=""
+[ -f "$build/build.ninja" ] && reconf=--reconfigure
+CC=$CC meson setup $reconf "$build" "$src" -Dfuzzers=enabled -Dplugin=disabled \
+  -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 bins=""
 for t in $targets; do
   bins="$bins tests/fuzz/fuzz_$t"
