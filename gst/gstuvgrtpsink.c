@@ -125,7 +125,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
 #define DEFAULT_CONFIG_INTERVAL   0
 #define DEFAULT_AGGREGATE_MODE    GST_UVGRTP_AGGREGATE_NONE
 #define DEFAULT_SEND_MODE         GST_UVGRTP_SEND_MODE_AUTO
-#define DEFAULT_SEND_THREAD       TRUE
+#define DEFAULT_SEND_THREAD       FALSE
 #define DEFAULT_SDP_FILE          NULL
 #define DEFAULT_SRTP_KEY          NULL
 #define DEFAULT_SRTP_CIPHER       GST_UVGRTP_DEFAULT_SRTP_CIPHER
@@ -443,8 +443,10 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * of the next access unit (and packetizing and protecting it) overlaps
    * the kernel's copy of this one: both read the frame from memory, and
    * one after the other on one core their times add up. At most one access
-   * unit is in flight; the next waits for it. FALSE sends from the
-   * streaming thread. Takes effect at the next start.
+   * unit is in flight; the next waits for it. This pays where a core is
+   * free for it; on a two-core machine that also runs the receiver (the
+   * benchmark's loopback runs) it measured no faster, hence off by default.
+   * Takes effect at the next start.
    */
   g_object_class_install_property (gobject_class, PROP_SEND_THREAD,
       g_param_spec_boolean ("send-thread", "Send thread",

@@ -954,12 +954,12 @@ run_clear (Run * r)
   ((c) == H264 ? "video/x-h264,stream-format=byte-stream,alignment=au" : \
    "video/x-h265,stream-format=byte-stream,alignment=au")
 
-/* The *_none cases send from the streaming thread, all others from the
- * element's send thread (the default). */
+/* The *_none cases send from the element's send thread, all others from
+ * the streaming thread (the default). */
 GST_START_TEST (test_h264_none)
 {
   VideoCase vc = { H264, enc_h264,
-    "aggregate-mode=none config-interval=-1 send-thread=false", TRUE, 0
+    "aggregate-mode=none config-interval=-1 send-thread=true", TRUE, 0
   };
   Run r;
 
@@ -990,7 +990,7 @@ GST_END_TEST;
 GST_START_TEST (test_h265_none)
 {
   VideoCase vc = { H265, enc_h265,
-    "aggregate-mode=none config-interval=-1 send-thread=false", TRUE, 0
+    "aggregate-mode=none config-interval=-1 send-thread=true", TRUE, 0
   };
   Run r;
 
