@@ -658,6 +658,14 @@ def max_rows(rows, link, series, path, phase="max"):
             and r.get("phase") == phase]
 
 
+def count(v):
+    """A count for the tables: a median of two counts may end in .5."""
+    if v is None:
+        return "-"
+    v = float(v)
+    return "%d" % v if v == int(v) else "%.1f" % v
+
+
 def median_ok(rows, key):
     v = [r[key] for r in rows if r.get("status") == "ok" and r.get(key) not in (None, "")]
     return statistics.median(v) if v else None
@@ -839,8 +847,8 @@ def report(args, rows, info, links, skipped, cmdline):
                     continue
                 L.append("| %s | %s | %d | %s | %s | %s | %s / %s |" % (
                     ln, path, fps, fmt(median_ok(rr, "lat_p50_ms")), fmt(median_ok(rr, "lat_p90_ms")),
-                    fmt(median_ok(rr, "lat_p99_ms")), median_ok(rr, "echoed"),
-                    median_ok(rr, "aus_sent")))
+                    fmt(median_ok(rr, "lat_p99_ms")), count(median_ok(rr, "echoed")),
+                    count(median_ok(rr, "aus_sent"))))
     L.append("")
     if args.plots_rel:
         L.append("### Figures")
