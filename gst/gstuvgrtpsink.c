@@ -1214,20 +1214,8 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
 static gboolean
 gst_uvgrtp_sink_zrtp_set_sas_verified (GstUvgRtpSink * self, gboolean verified)
 {
-  GstUvgRtpZrtpCtl *ctl = NULL;
-  gboolean ok = FALSE;
-
-  GST_OBJECT_LOCK (self);
-  if (self->zrtp_ctl)
-    ctl = gst_uvgrtp_zrtp_ctl_ref (self->zrtp_ctl);
-  GST_OBJECT_UNLOCK (self);
-  if (ctl) {
-    ok = gst_uvgrtp_zrtp_ctl_set_sas_verified (ctl, verified);
-    gst_uvgrtp_zrtp_ctl_unref (ctl);
-  } else {
-    GST_WARNING_OBJECT (self, "zrtp-set-sas-verified: no ZRTP session");
-  }
-  return ok;
+  return gst_uvgrtp_zrtp_element_set_sas_verified (GST_ELEMENT (self),
+      &self->zrtp_ctl, verified);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -562,20 +562,6 @@ srtp_setup_locked (GstUvgRtpZrtp * self)
       urtp_srtp_profile_name (self->tx.profile));
 }
 
-/* The message type of a ZRTP packet, for the log. */
-static const gchar *
-zrtp_type (const guint8 * pkt, gsize len, gchar out[9])
-{
-  if (len < ZRTP_TYPE_OFFSET + 8)
-    return "?";
-  memcpy (out, pkt + ZRTP_TYPE_OFFSET, 8);
-  out[8] = '\0';
-  for (int i = 0; i < 8; i++)
-    if (!g_ascii_isprint (out[i]))
-      out[i] = '?';
-  return g_strchomp (out);
-}
-
 /* The session's callbacks run inside urtp_zrtp_start/recv/tick, so with the
  * lock held: they only queue. */
 static void
@@ -585,7 +571,7 @@ zrtp_send_cb (void *user, const uint8_t * pkt, size_t len)
   gchar type[9];
 
   GST_LOG_OBJECT (self, "sending %s (%" G_GSIZE_FORMAT " bytes)",
-      zrtp_type (pkt, len, type), len);
+      gst_uvgrtp_zrtp_type_name (pkt, len, type), len);
   g_queue_push_tail (&self->out_pkts, gst_buffer_new_memdup (pkt, len));
   self->stats.zrtp_out++;
 }
@@ -721,7 +707,7 @@ handle_zrtp_locked (GstUvgRtpZrtp * self, GstBuffer * buf,
 
   self->stats.zrtp_in++;
   GST_LOG_OBJECT (self, "received %s (%" G_GSIZE_FORMAT " bytes)",
-      zrtp_type (data, len, type), len);
+      gst_uvgrtp_zrtp_type_name (data, len, type), len);
   if (self->zrtp && urtp_zrtp_state (self->zrtp) == URTP_ZRTP_FAILED &&
       len >= ZRTP_TYPE_OFFSET + 8 &&
       memcmp (data + ZRTP_TYPE_OFFSET, "Hello   ", 8) == 0) {

@@ -216,6 +216,40 @@ gst_uvgrtp_zrtp_info_to_value (const urtp_zrtp_info_t * info,
 /* ------------------------------------------------------------------------ */
 /* Properties of uvgrtpsink and uvgrtpsrc                                   */
 
+/* The message type of a ZRTP packet, for the log. */
+const gchar *
+gst_uvgrtp_zrtp_type_name (const guint8 * pkt, gsize len, gchar out[9])
+{
+  if (len < ZRTP_TYPE_OFFSET + 8)
+    return "?";
+  memcpy (out, pkt + ZRTP_TYPE_OFFSET, 8);
+  out[8] = '\0';
+  for (int i = 0; i < 8; i++)
+    if (!g_ascii_isprint (out[i]))
+      out[i] = '?';
+  return g_strchomp (out);
+}
+
+gboolean
+gst_uvgrtp_zrtp_element_set_sas_verified (GstElement * element,
+    GstUvgRtpZrtpCtl ** ctlp, gboolean verified)
+{
+  GstUvgRtpZrtpCtl *ctl = NULL;
+  gboolean ok = FALSE;
+
+  GST_OBJECT_LOCK (element);
+  if (*ctlp)
+    ctl = gst_uvgrtp_zrtp_ctl_ref (*ctlp);
+  GST_OBJECT_UNLOCK (element);
+  if (ctl) {
+    ok = gst_uvgrtp_zrtp_ctl_set_sas_verified (ctl, verified);
+    gst_uvgrtp_zrtp_ctl_unref (ctl);
+  } else {
+    GST_WARNING_OBJECT (element, "zrtp-set-sas-verified: no ZRTP session");
+  }
+  return ok;
+}
+
 #ifdef HAVE_ENGINE
 /* for notifications from the endpoint's thread */
 static const gchar *const prop_names[GST_UVGRTP_ZRTP_N_PROPS] = {
@@ -787,20 +821,6 @@ is_type (const guint8 * pkt, gsize len, const gchar * type)
       memcmp (pkt + ZRTP_TYPE_OFFSET, type, 8) == 0;
 }
 
-/* The message type of a ZRTP packet, for the log. */
-static const gchar *
-type_name (const guint8 * pkt, gsize len, gchar out[9])
-{
-  if (len < ZRTP_TYPE_OFFSET + 8)
-    return "?";
-  memcpy (out, pkt + ZRTP_TYPE_OFFSET, 8);
-  out[8] = '\0';
-  for (int i = 0; i < 8; i++)
-    if (!g_ascii_isprint (out[i]))
-      out[i] = '?';
-  return g_strchomp (out);
-}
-
 /* Whether a Hello packet differs from the one the session was fed (the
  * message itself: the packet header's sequence number and the CRC change
  * with every retransmission). */
@@ -824,7 +844,7 @@ zrtp_send_cb (void *user, const uint8_t * pkt, size_t len)
   ssize_t r;
 
   GST_LOG_OBJECT (ctl->element, "sending %s (%" G_GSIZE_FORMAT " bytes)",
-      type_name (pkt, len, type), len);
+      gst_uvgrtp_zrtp_type_name (pkt, len, type), len);
   ctl->counters.sent++;
   r = sendto (ctl->fd, pkt, len, MSG_DONTWAIT,
       (const struct sockaddr *) &ctl->remote, ctl->remote_len);
@@ -1012,7 +1032,7 @@ feed_locked (GstUvgRtpZrtpCtl * ctl, const guint8 * data, gsize len,
 
   rc = urtp_zrtp_recv (ctl->zrtp, data, len, (uint64_t) now);
   GST_LOG_OBJECT (ctl->element, "received %s (%" G_GSIZE_FORMAT " bytes): "
-      "%d, state %s", type_name (data, len, type), len, rc,
+      "%d, state %s", gst_uvgrtp_zrtp_type_name (data, len, type), len, rc,
       urtp_zrtp_state_name (urtp_zrtp_state (ctl->zrtp)));
   count_rc (ctl, rc);
   if (hello && !ctl->peer_hello && rc != -EBADMSG && len >= 16)

@@ -198,6 +198,14 @@ void gst_uvgrtp_zrtp_ctl_get_counters (GstUvgRtpZrtpCtl * ctl,
 /* The action signal's work; logs and returns FALSE before the keys exist. */
 gboolean gst_uvgrtp_zrtp_ctl_set_sas_verified (GstUvgRtpZrtpCtl * ctl,
     gboolean verified);
+/* The zrtp-set-sas-verified action of uvgrtpsink and uvgrtpsrc: *ctlp is
+ * the element's endpoint, read under its object lock. */
+gboolean gst_uvgrtp_zrtp_element_set_sas_verified (GstElement * element,
+    GstUvgRtpZrtpCtl ** ctlp, gboolean verified);
+/* The message type of a ZRTP packet ("Hello", "Commit", ...; "?" when too
+ * short), for logs; out holds it. */
+const gchar *gst_uvgrtp_zrtp_type_name (const guint8 * pkt, gsize len,
+    gchar out[9]);
 
 G_END_DECLS
 
