@@ -1039,6 +1039,34 @@ feed_locked (GstUvgRtpZrtpCtl * ctl, const guint8 * data, gsize len,
     ctl->peer_hello = g_bytes_new (data + 12, len - 16);
 }
 
+/* The stream this one was to join in Multistream mode failed for good
+ * (an error, not a timeout): so does this one, with the leader's error. */
+static void
+post_leader_failed_locked (GstUvgRtpZrtpCtl * ctl, urtp_zrtp_info_t * li)
+{
+  GstMessage *m = gst_uvgrtp_zrtp_make_message (GST_OBJECT (ctl->element),
+      li, NULL);
+  const gchar *why = gst_structure_get_string (gst_message_get_structure (m),
+      "reason");
+  /* the key is "send/NAME" or "recv/NAME" */
+  const gchar *name = strchr (ctl->group->key, '/') + 1;
+  gchar *reason = g_strdup_printf ("the first stream of ZRTP session \"%s\" "
+      "failed: %s", name, GST_STR_NULL (why));
+
+  GST_WARNING_OBJECT (ctl->element, "%s", reason);
+  gst_structure_set (gst_message_writable_structure (m), "reason",
+      G_TYPE_STRING, reason, NULL);
+  g_queue_push_tail (&ctl->messages, m);
+  g_free (reason);
+  /* the properties show the failure too */
+  ctl->last_info = *li;
+  ctl->have_last_info = TRUE;
+  gst_uvgrtp_zrtp_wipe (li, sizeof *li);
+  ctl->start_pending = FALSE;
+  ctl->fatal = TRUE;
+  g_queue_clear_full (&ctl->early, g_free);
+}
+
 /* Creates and starts a session: on its own, or in Multistream mode with
  * the group's first stream once that is secure (else tried again in
  * JOIN_POLL_MS). May release the lock for a while. */
@@ -1064,18 +1092,30 @@ try_start_locked (GstUvgRtpZrtpCtl * ctl, gint64 now)
     g_mutex_unlock (&registry_lock);
 
     if (leader) {
+      urtp_zrtp_info_t li;
+      gboolean leader_failed = FALSE;
+
       /* never two endpoint locks at once: the leader's alone */
       g_mutex_unlock (&ctl->lock);
       g_mutex_lock (&leader->lock);
       if (leader->zrtp && urtp_zrtp_state (leader->zrtp) == URTP_ZRTP_SECURE) {
         rc = new_session (ctl, leader->zrtp, &z);
         joined = TRUE;
+      } else if (leader->zrtp &&
+          urtp_zrtp_state (leader->zrtp) == URTP_ZRTP_FAILED) {
+        /* a timeout is followed by a fresh attempt; anything else is final */
+        urtp_zrtp_get_info (leader->zrtp, &li);
+        leader_failed = li.error != URTP_ZRTP_ERR_TIMEOUT;
       }
       g_mutex_unlock (&leader->lock);
       gst_uvgrtp_zrtp_ctl_unref (leader);
       g_mutex_lock (&ctl->lock);
       if (ctl->stop) {
         urtp_zrtp_free (z);
+        return;
+      }
+      if (leader_failed) {
+        post_leader_failed_locked (ctl, &li);
         return;
       }
       if (!z && rc == 0) {

@@ -1463,6 +1463,72 @@ GST_START_TEST (test_tampered_commit)
 
 GST_END_TEST;
 
+/* A zrtp-session whose first stream fails for real (its Commit forged on
+ * the way) takes the streams waiting to join it down with it, saying why,
+ * instead of leaving them waiting. */
+GST_START_TEST (test_multistream_leader_fails)
+{
+  guint16 port_a = free_udp_port (), port_b = free_udp_port ();
+  Relay r;
+  Pipe *rx_a, *rx_b, *tx_a, *tx_b;
+  gchar *d;
+  Both failed;
+  const GstStructure *m;
+  const gchar *reason;
+  guint code = 0;
+
+  relay_start (&r, port_a, 0, 0, TRUE);
+  d = opus_receiver (port_a, "zrtp=true zrtp-session=call2");
+  rx_a = pipe_new ("receiver A", d);
+  g_free (d);
+  d = opus_receiver (port_b, "zrtp=true zrtp-session=call2");
+  rx_b = pipe_new ("receiver B", d);
+  g_free (d);
+  d = opus_sender (0, r.a_port, "zrtp=true zrtp-session=call2");
+  tx_a = pipe_new ("sender A", d);
+  g_free (d);
+  d = opus_sender (0, port_b, "zrtp=true zrtp-session=call2");
+  tx_b = pipe_new ("sender B", d);
+  g_free (d);
+  pipe_play (rx_a);
+  pipe_play (rx_b);
+  /* A first, so that it leads the session on both sides */
+  pipe_play (tx_a);
+  run_for (300);
+  pipe_play (tx_b);
+
+  failed = (Both) {
+  tx_a, rx_a, "sink", "src", "failed", 1};
+  fail_unless (wait_for (both_have, &failed, 15000), "A did not fail");
+  failed = (Both) {
+  tx_b, tx_b, "sink", "sink", "failed", 1};
+  fail_unless (wait_for (both_have, &failed, 5000), "B kept waiting");
+  m = find_msg (tx_b, "sink", "failed");
+  reason = gst_structure_get_string (m, "reason");
+  fail_unless (reason && g_str_has_prefix (reason,
+          "the first stream of ZRTP session \"call2\" failed: "), "%s",
+      GST_STR_NULL (reason));
+  fail_unless (gst_structure_get_uint (m, "error-code", &code));
+  fail_unless (code != 0 && code != 0xb0, "error 0x%x", code);
+  fail_unless_equals_int (int_prop (tx_b, "sink", "zrtp-state"), STATE_FAILED);
+  /* and nothing starts over, nothing is sent: B never got as far as a
+   * Hello, so its receiver has nothing to report */
+  run_for (1000);
+  fail_unless_equals_int (count_msgs (tx_b, "sink", "failed"), 1);
+  fail_unless_equals_int (count_msgs (tx_b, "sink", "secure"), 0);
+  fail_unless_equals_uint64 (stat_of (tx_b, "sink", "zrtp-sent"), 0);
+  fail_unless_equals_uint64 (stat_of (tx_b, "sink", "packets"), 0);
+  fail_unless_equals_int (count_msgs (rx_b, "src", "secure"), 0);
+  fail_unless_equals_uint64 (stat_of (rx_b, "src", "packets"), 0);
+  pipe_free (tx_b);
+  pipe_free (tx_a);
+  pipe_free (rx_b);
+  pipe_free (rx_a);
+  relay_free (&r);
+}
+
+GST_END_TEST;
+
 typedef struct
 {
   Pipe *p;
@@ -1788,6 +1854,7 @@ zrtp_elements_suite (void)
   tcase_add_test (tc, test_receiver_drops_clear);
   tcase_add_test (tc, test_zrtp_and_srtp_key);
   tcase_add_test (tc, test_tampered_commit);
+  tcase_add_test (tc, test_multistream_leader_fails);
   tcase_add_test (tc, test_restarts);
   tcase_add_test (tc, test_doc_pipelines);
   return s;
