@@ -833,22 +833,25 @@ def report(args, rows, info, links, skipped, cmdline):
 
     L.append("### Round-trip latency (echo)")
     L.append("")
-    L.append("| link | path | fps | median (ms) | p90 (ms) | p99 (ms) | echoed / sent |")
-    L.append("|---|---|---|---|---|---|---|")
+    L.append("| link | SRTP | path | fps | median (ms) | p90 (ms) | p99 (ms) | echoed / sent |")
+    L.append("|---|---|---|---|---|---|---|---|")
     for ln in links:
-        for fps in (30, 120):
-            for path in ("uvgrtp", "stock"):
-                rr = [r for r in rows if r["link"] == ln and r["series"] == "latency"
-                      and r["path"] == path and r["target_fps"] == fps]
-                if not rr:
-                    continue
-                if not any(r.get("status") == "ok" for r in rr):
-                    L.append("| %s | %s | %d | %s | | | |" % (ln, path, fps, rr[-1].get("status")))
-                    continue
-                L.append("| %s | %s | %d | %s | %s | %s | %s / %s |" % (
-                    ln, path, fps, fmt(median_ok(rr, "lat_p50_ms")), fmt(median_ok(rr, "lat_p90_ms")),
-                    fmt(median_ok(rr, "lat_p99_ms")), count(median_ok(rr, "echoed")),
-                    count(median_ok(rr, "aus_sent"))))
+        for ser, sname in (("latency", "none"), ("latency-gcm", "AES-128-GCM"),
+                           ("latency-cm", "AES-CM-HMAC-SHA1-80")):
+            for fps in (30, 120):
+                for path in ("uvgrtp", "stock"):
+                    rr = [r for r in rows if r["link"] == ln and r["series"] == ser
+                          and r["path"] == path and r["target_fps"] == fps]
+                    if not rr:
+                        continue
+                    if not any(r.get("status") == "ok" for r in rr):
+                        L.append("| %s | %s | %s | %d | %s | | | |" % (
+                            ln, sname, path, fps, rr[-1].get("status")))
+                        continue
+                    L.append("| %s | %s | %s | %d | %s | %s | %s | %s / %s |" % (
+                        ln, sname, path, fps, fmt(median_ok(rr, "lat_p50_ms")),
+                        fmt(median_ok(rr, "lat_p90_ms")), fmt(median_ok(rr, "lat_p99_ms")),
+                        count(median_ok(rr, "echoed")), count(median_ok(rr, "aus_sent"))))
     L.append("")
     if args.plots_rel:
         L.append("### Figures")
@@ -1091,12 +1094,15 @@ def main():
                                      source="x265"))
         if "latency" in parts:
             fns = []
+            # plain, and with both SRTP profiles
+            variants = [("latency", "none")] + [("latency-" + sp, sp) for sp in ("gcm", "cm")]
             for _ in range(args.reps):
-                for fps in (30, 120):
-                    for path in ("uvgrtp", "stock"):
-                        fns.append(lambda ln=ln, fps=fps, path=path: runner.gst(
-                            ln, "latency", path, fps=fps, phase="latency", echo=True,
-                            seconds=max(args.seconds, 2.0)))
+                for ser, sp in variants:
+                    for fps in (30, 120):
+                        for path in ("uvgrtp", "stock"):
+                            fns.append(lambda ln=ln, fps=fps, path=path, ser=ser, sp=sp: runner.gst(
+                                ln, ser, path, fps=fps, phase="latency", echo=True, srtp=sp,
+                                seconds=max(args.seconds, 2.0)))
             series.append(Once(fns))
         if "raw" in parts:
             fns = []

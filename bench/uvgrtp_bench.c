@@ -602,6 +602,7 @@ static int cmd_send(const opts_t *o)
     g_free(ed);
     if (!echo)
       return 1;
+    configure_srtp_elements(echo, o);
     t_send = g_new0(double, LAT_RING);
     ec.g = &g;
     ec.t_send = t_send;
