@@ -2356,7 +2356,7 @@ static GstFlowReturn
 flush_batch (GstUvgRtpSink * self, gboolean * in_flight)
 {
   const urtp_batch_t *b;
-  guint64 errors0 = self->sock.tx_errors;
+  guint64 errors0;
   GstFlowReturn ret;
   int r;
 
@@ -2410,6 +2410,7 @@ flush_batch (GstUvgRtpSink * self, gboolean * in_flight)
     return ret;
   }
 
+  errors0 = self->sock.tx_errors;
   r = urtp_sock_send (&self->sock, b);
   ret = account_send (self, b, r, self->sock.tx_errors - errors0);
   urtp_batch_clear (self->batch);

@@ -23,6 +23,8 @@
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 
+#include "docpipe.h"
+
 #include "relay.h"
 
 #ifdef TEST_HAVE_LIBCRYPTO
@@ -116,47 +118,6 @@ send_udp (guint16 port, const guint8 * p, gsize len)
 
 /* ------------------------------------------------------------------------ */
 /* The pipelines of docs/zrtp.md                                            */
-
-/* The gst-launch-1.0 description after `<!-- pipeline: name -->`, without
- * the program name and its options, line continuations joined. */
-static gchar *
-doc_pipeline (const gchar * name)
-{
-  gchar *text = NULL, *marker, *p, *end, *block;
-  gchar **tokens;
-  GString *out = g_string_new (NULL);
-  gboolean head = TRUE;
-
-  fail_unless (g_file_get_contents (ZRTP_DOC, &text, NULL, NULL),
-      "cannot read %s", ZRTP_DOC);
-  marker = g_strdup_printf ("<!-- pipeline: %s -->", name);
-  p = strstr (text, marker);
-  fail_unless (p != NULL, "no pipeline %s in %s", name, ZRTP_DOC);
-  p = strstr (p, "```");
-  fail_unless (p != NULL);
-  p = strchr (p, '\n');
-  fail_unless (p != NULL);
-  end = strstr (++p, "```");
-  fail_unless (end != NULL);
-  block = g_strndup (p, end - p);
-  g_strdelimit (block, "\\\n\t", ' ');
-  tokens = g_strsplit (block, " ", -1);
-  for (gchar ** t = tokens; *t; t++) {
-    if (!**t)
-      continue;
-    if (head && (g_str_equal (*t, "gst-launch-1.0") || **t == '-'))
-      continue;
-    head = FALSE;
-    if (out->len)
-      g_string_append_c (out, ' ');
-    g_string_append (out, *t);
-  }
-  g_strfreev (tokens);
-  g_free (block);
-  g_free (marker);
-  g_free (text);
-  return g_string_free (out, FALSE);
-}
 
 /* Replaces whole tokens: subst[2k] by subst[2k + 1]. */
 static gchar *
@@ -704,7 +665,7 @@ make_desc (Net * n, const gchar * kind, int who, const guint16 peer_rtp,
   static const gchar *doc_cache[2] =
       { "cache-file=alice.zrtp", "cache-file=bob.zrtp" };
   gchar *name = g_strdup_printf ("%s-%s", kind, who ? "bob" : "alice");
-  gchar *doc = doc_pipeline (name);
+  gchar *doc = doc_pipeline (ZRTP_DOC, name);
   gchar *my_rtp = g_strdup_printf ("port=%u", n->rtp[who]);
   gchar *my_rtcp = g_strdup_printf ("port=%u", n->rtcp[who]);
   gchar *to_rtp = g_strdup_printf ("port=%u", peer_rtp);

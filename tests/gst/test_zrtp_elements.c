@@ -26,6 +26,8 @@
 #include <gst/app/gstappsink.h>
 #include <gst/check/gstcheck.h>
 
+#include "docpipe.h"
+
 #ifndef ZRTP_DOC
 #error "ZRTP_DOC must name docs/zrtp.md"
 #endif
@@ -1612,47 +1614,6 @@ GST_END_TEST;
 /* ------------------------------------------------------------------------ */
 /* The pipelines of docs/zrtp.md                                            */
 
-/* The gst-launch-1.0 description after `<!-- pipeline: name -->`, without
- * the program name and its options, line continuations joined. */
-static gchar *
-doc_pipeline (const gchar * name)
-{
-  gchar *text = NULL, *marker, *p, *end, *block;
-  gchar **tokens;
-  GString *out = g_string_new (NULL);
-  gboolean head = TRUE;
-
-  fail_unless (g_file_get_contents (ZRTP_DOC, &text, NULL, NULL),
-      "cannot read %s", ZRTP_DOC);
-  marker = g_strdup_printf ("<!-- pipeline: %s -->", name);
-  p = strstr (text, marker);
-  fail_unless (p != NULL, "no pipeline %s in %s", name, ZRTP_DOC);
-  p = strstr (p, "```");
-  fail_unless (p != NULL);
-  p = strchr (p, '\n');
-  fail_unless (p != NULL);
-  end = strstr (++p, "```");
-  fail_unless (end != NULL);
-  block = g_strndup (p, end - p);
-  g_strdelimit (block, "\\\n\t", ' ');
-  tokens = g_strsplit (block, " ", -1);
-  for (gchar ** t = tokens; *t; t++) {
-    if (!**t)
-      continue;
-    if (head && (g_str_equal (*t, "gst-launch-1.0") || **t == '-'))
-      continue;
-    head = FALSE;
-    if (out->len)
-      g_string_append_c (out, ' ');
-    g_string_append (out, *t);
-  }
-  g_strfreev (tokens);
-  g_free (block);
-  g_free (marker);
-  g_free (text);
-  return g_string_free (out, FALSE);
-}
-
 /* Replaces whole tokens: subst[2k] by subst[2k + 1]; each must occur. */
 static gchar *
 rewrite (const gchar * desc, gchar ** subst)
@@ -1758,7 +1719,8 @@ static void
 run_doc_pair (const gchar * rx_name, const gchar * tx_name, guint streams)
 {
   gchar *dir = g_dir_make_tmp ("zrtp-doc-XXXXXX", NULL);
-  gchar *rxd = doc_pipeline (rx_name), *txd = doc_pipeline (tx_name);
+  gchar *rxd = doc_pipeline (ZRTP_DOC, rx_name);
+  gchar *txd = doc_pipeline (ZRTP_DOC, tx_name);
   gchar *p0 = g_strdup_printf ("port=%u", free_udp_port ());
   gchar *p1 = g_strdup_printf ("port=%u", free_udp_port ());
   gchar *ca = g_strdup_printf ("zrtp-cache-file=%s/alice.zrtp", dir);
