@@ -126,6 +126,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
 #define DEFAULT_AGGREGATE_MODE    GST_UVGRTP_AGGREGATE_NONE
 #define DEFAULT_SEND_MODE         GST_UVGRTP_SEND_MODE_AUTO
 #define DEFAULT_SEND_THREAD       FALSE
+#define DEFAULT_PAD_FRAGMENTS     TRUE
 #define DEFAULT_SDP_FILE          NULL
 #define DEFAULT_SRTP_KEY          NULL
 #define DEFAULT_SRTP_CIPHER       GST_UVGRTP_DEFAULT_SRTP_CIPHER
@@ -172,6 +173,7 @@ enum
   PROP_AGGREGATE_MODE,
   PROP_SEND_MODE,
   PROP_SEND_THREAD,
+  PROP_PAD_FRAGMENTS,
   PROP_STATS,
   PROP_SDP,
   PROP_SDP_FILE,
@@ -454,13 +456,34 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           "packetized", DEFAULT_SEND_THREAD,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
+   * GstUvgRtpSink:pad-fragments:
+   *
+   * With UDP GSO in use, make every fragment of a large NAL unit exactly
+   * #GstUvgRtpSink:mtu bytes long, the last few carrying RTP padding
+   * (RFC 3550, which every receiver must strip) instead of a short tail.
+   * The fragments of consecutive NAL units then have one size, and one GSO
+   * send can carry packets of several NAL units: for a 4K picture of 8
+   * slices that is about 11 sends instead of 15, and each send costs the
+   * kernel far more than a packet. Only NAL units whose padding stays
+   * within 1/32 of their size are padded (for 4K slices about 1 %); the
+   * padding sent is counted in #GstUvgRtpSink:stats (padding-bytes).
+   * Takes effect with the next caps.
+   */
+  g_object_class_install_property (gobject_class, PROP_PAD_FRAGMENTS,
+      g_param_spec_boolean ("pad-fragments", "Pad fragments",
+          "Pad the fragments of large NAL units to the MTU (RTP padding) so "
+          "that one GSO send carries several NAL units", DEFAULT_PAD_FRAGMENTS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstUvgRtpSink:stats:
    *
    * A #GstStructure named "application/x-uvgrtp-sink-stats" with the fields
    * packets, bytes (RTP packets and their bytes sent, SRTP tags
    * included), access-units,
    * send-errors (packets the kernel refused, plus ICMP error reports for
-   * earlier packets), syscalls (send system calls),
+   * earlier packets), syscalls (send system calls), padding-bytes (RTP
+   * padding added by #GstUvgRtpSink:pad-fragments, counted in bytes once
+   * sent),
    * srtp-errors (packets SRTP protection refused: a repeated sequence
    * number, or a packet too large to take its tag; 0 without SRTP),
    * with #GstUvgRtpSink:zrtp: zrtp-sent, zrtp-received (ZRTP packets,
@@ -610,6 +633,7 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->sock.wake_fd = -1;
   self->eff_send_mode = (urtp_io_mode_t) DEFAULT_SEND_MODE;
   self->send_thread = DEFAULT_SEND_THREAD;
+  self->pad_fragments = DEFAULT_PAD_FRAGMENTS;
   for (guint i = 0; i < 2; i++) {
     urtp_batch_init (&self->batch_store[i]);
     urtp_batch_init (&self->srtp_store[i]);
@@ -970,6 +994,7 @@ build_stats (GstUvgRtpSink * self)
       "access-units", G_TYPE_UINT64, self->access_units,
       "send-errors", G_TYPE_UINT64, self->send_errors,
       "syscalls", G_TYPE_UINT64, self->syscalls,
+      "padding-bytes", G_TYPE_UINT64, self->padding_bytes,
       "srtp-errors", G_TYPE_UINT64, self->srtp_errors,
       "zrtp-sent", G_TYPE_UINT64, zc.sent,
       "zrtp-received", G_TYPE_UINT64, zc.received,
@@ -1072,6 +1097,9 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
       break;
     case PROP_SEND_THREAD:
       self->send_thread = g_value_get_boolean (value);
+      break;
+    case PROP_PAD_FRAGMENTS:
+      self->pad_fragments = g_value_get_boolean (value);
       break;
     case PROP_SDP_FILE:
       g_free (self->sdp_file);
@@ -1189,6 +1217,9 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
     case PROP_SEND_THREAD:
       g_value_set_boolean (value, self->send_thread);
       break;
+    case PROP_PAD_FRAGMENTS:
+      g_value_set_boolean (value, self->pad_fragments);
+      break;
     case PROP_SDP:
       g_value_take_string (value, build_sdp (self));
       break;
@@ -1299,7 +1330,7 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   self->cur_ts_offset = self->timestamp_offset == G_MAXUINT ?
       g_random_int () : self->timestamp_offset;
   self->packets = self->bytes = self->access_units = 0;
-  self->send_errors = self->syscalls = 0;
+  self->send_errors = self->syscalls = self->padding_bytes = 0;
   self->srtp_errors = 0;
   self->fail_since = 0;
   self->last_warning = 0;
@@ -1762,6 +1793,8 @@ gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
   pcfg.seq_start = self->have_pay ? self->pay.seq : self->cur_seq_offset;
   pcfg.mtu = mtu;
   pcfg.aggregate = agg != GST_UVGRTP_AGGREGATE_NONE;
+  /* padding buys nothing where packets go one per message */
+  pcfg.pad_fragments = self->pad_fragments && self->sock.tx_mode == URTP_IO_GSO;
   GST_OBJECT_UNLOCK (self);
 
   if (mtu < URTP_PAY_MIN_MTU)
@@ -2073,6 +2106,7 @@ pay_buffer (GstUvgRtpSink * self, GstBuffer * buf, const GstMapInfo * map)
     gssize sn;
     gsize n, first_vcl = G_MAXSIZE, insert_at = 0;
     gboolean leading_aud = TRUE, key = FALSE;
+    guint64 pad0;
 
     /* NAL-aligned input without markers: a new timestamp starts an AU. */
     if (self->align_au || (GST_BUFFER_PTS_IS_VALID (buf)
@@ -2140,6 +2174,7 @@ pay_buffer (GstUvgRtpSink * self, GstBuffer * buf, const GstMapInfo * map)
 
     end_of_au = self->align_au
         || GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_MARKER);
+    pad0 = self->pay.pad_bytes;
     r = urtp_pay_nals (&self->pay, self->nals, n, ts, end_of_au, self->batch);
     if (r < 0)
       goto pay_failed;
@@ -2148,8 +2183,11 @@ pay_buffer (GstUvgRtpSink * self, GstBuffer * buf, const GstMapInfo * map)
       commit_pending_ps (self);
       au_reset (self);
       self->au_pts = GST_CLOCK_TIME_NONE;
+    }
+    if (end_of_au || self->pay.pad_bytes != pad0) {
       GST_OBJECT_LOCK (self);
-      self->access_units++;
+      self->access_units += end_of_au ? 1 : 0;
+      self->padding_bytes += self->pay.pad_bytes - pad0;
       GST_OBJECT_UNLOCK (self);
     }
     return GST_FLOW_OK;

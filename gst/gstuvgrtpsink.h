@@ -101,6 +101,7 @@ struct _GstUvgRtpSink
    * buffers alternate: [cur] is being built, [cur ^ 1] may be in flight
    * and stays intact until the next submit returns. */
   gboolean send_thread;         /* property (object lock) */
+  gboolean pad_fragments;       /* property (object lock) */
   urtp_sender_t *sender;        /* NULL: send inline */
   guint cur;
   urtp_batch_t batch_store[2];
@@ -143,6 +144,7 @@ struct _GstUvgRtpSink
   guint64 access_units;
   guint64 send_errors;
   guint64 syscalls;
+  guint64 padding_bytes;        /* RTP padding packetized (pad-fragments) */
   guint64 srtp_errors;          /* packets SRTP protection refused */
   guint64 zrtp_held;            /* access units not sent: keys pending */
   guint64 zrtp_held_packets;

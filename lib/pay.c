@@ -74,9 +74,33 @@ static int emit_single(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nal, 
   return 0;
 }
 
+/* Padding is used only where a packet can give up 255 bytes of payload and
+ * still carry a good deal, and where it costs at most 1/32 of the NAL unit. */
+#define PAD_MIN_FRAG 1024
+#define PAD_MAX_SHARE 32
+
+/* How many of the last FUs of a NAL unit with `left` payload bytes carry RTP
+ * padding so that every FU is frag_max + headers long (0: none), and the
+ * padding in all: *shortfall. */
+static size_t pad_plan(const urtp_pay_t *p, size_t nal_len, size_t left, size_t frag_max,
+                       size_t *shortfall)
+{
+  size_t nfrag = (left + frag_max - 1) / frag_max;
+  size_t d = nfrag * frag_max - left;
+  *shortfall = d;
+  if (!p->cfg.pad_fragments || d == 0 || frag_max < PAD_MIN_FRAG ||
+      d > nal_len / PAD_MAX_SHARE)
+    return 0;
+  size_t m = (d + 254) / 255;
+  return m < nfrag ? m : 0;
+}
+
 /* Fragments nal: the payload header and FU header are the same for every
  * fragment but for S/E/P, and all fragments but the last carry exactly
- * frag_max bytes, so that a run of them can go out as one GSO send. */
+ * frag_max bytes, so that a run of them can go out as one GSO send. With a
+ * padding plan (pad_plan()), the last npad fragments instead carry
+ * frag_max - k bytes and k bytes of padding each, k = d / npad rounded up
+ * for the first d % npad of them. */
 static int emit_fu(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nal, uint32_t ts,
                    bool marker, bool pbit, size_t frag_max)
 {
@@ -88,9 +112,19 @@ static int emit_fu(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nal, uint
 
   const uint8_t *src = nal->data + hl;
   size_t left = nal->len - hl;
-  for (bool first = true; left; first = false) {
-    size_t n = left < frag_max ? left : frag_max;
-    bool last = n == left;
+  size_t shortfall;
+  size_t npad = pad_plan(p, nal->len, left, frag_max, &shortfall);
+  size_t nfrag = (left + frag_max - 1) / frag_max;
+  for (size_t i = 0; left; i++) {
+    size_t pad = 0;
+    if (npad && i >= nfrag - npad) {
+      size_t j = i - (nfrag - npad);
+      pad = shortfall / npad + (j < shortfall % npad ? 1 : 0);
+    }
+    size_t n = frag_max - pad;
+    if (n > left)
+      n = left;
+    bool first = i == 0, last = n == left;
     uint8_t *h = urtp_batch_arena_take(out, hdr);
     if (!h)
       return -ENOMEM;
@@ -105,7 +139,19 @@ static int emit_fu(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nal, uint
     v[0].iov_len = hdr;
     v[1].iov_base = unconst(src);
     v[1].iov_len = n;
-    commit(p, out, 2, hdr + n);
+    uint16_t niov = 2;
+    if (pad) {
+      uint8_t *t = urtp_batch_arena_take(out, pad);
+      if (!t)
+        return -ENOMEM;
+      urtp_rtp_write_padding(t, (uint8_t)pad);
+      h[0] |= 0x20;   /* P bit */
+      v[2].iov_base = t;
+      v[2].iov_len = pad;
+      niov = 3;
+      p->pad_bytes += pad;
+    }
+    commit(p, out, niov, hdr + n + pad);
     src += n;
     left -= n;
   }
@@ -199,12 +245,13 @@ int urtp_pay_nals(urtp_pay_t *p, const urtp_nal_t *nals, size_t n, uint32_t ts, 
   }
   if (bound == 0)
     return 0;
-  if (bound > INT32_MAX || urtp_batch_reserve(out, bound, 2 * bound))
+  /* two iovecs per packet, three for a padded FU */
+  if (bound > INT32_MAX || urtp_batch_reserve(out, bound, 3 * bound))
     return -ENOMEM;
 
   const size_t npkts0 = out->npkts, niov0 = out->niov;
   const uint16_t seq0 = p->seq;
-  const uint64_t packets0 = p->packets, bytes0 = p->bytes;
+  const uint64_t packets0 = p->packets, bytes0 = p->bytes, pad0 = p->pad_bytes;
   int err = 0;
   for (size_t i = 0; i <= last && !err;) {
     const urtp_nal_t *nal = &nals[i];
@@ -247,6 +294,7 @@ int urtp_pay_nals(urtp_pay_t *p, const urtp_nal_t *nals, size_t n, uint32_t ts, 
     p->seq = seq0;
     p->packets = packets0;
     p->bytes = bytes0;
+    p->pad_bytes = pad0;
     return err;
   }
   return (int)(out->npkts - npkts0);

@@ -329,6 +329,7 @@ WIRE_CHECKS = {
     "marker": "marker bit on the last packet of every AU and nowhere else",
     "ts": "timestamp constant within an AU, +3600 per AU",
     "content": "independent depacketization rebuilds every AU byte-exact",
+    "pad": "RTP padding (pad-fragments) only on FUs, which are then exactly mtu bytes",
 }
 
 
@@ -336,16 +337,28 @@ def analyse_wire(pkts, aus, mode, mtu):
     """Checks a packet stream against RFC 9328 and depacketizes it
     independently of uvgrtpsrc. Returns ({check: [problems]}, counts)."""
     probs = {k: [] for k in WIRE_CHECKS}
-    n_ap = n_fu = n_single = n_p = 0
-    hdrs = []
+    n_ap = n_fu = n_single = n_p = n_pad = 0
+    hdrs, pads = [], []
     for i, p in enumerate(pkts):
         if len(p) < RTP_HDR + 2:
             probs["rtp"].append("packet %d: %d bytes" % (i, len(p)))
             hdrs.append(None)
+            pads.append(0)
             continue
         b0, b1, seq, ts, ssrc = struct.unpack("!BBHII", p[:RTP_HDR])
-        if b0 != 0x80:  # V=2, no padding, no extension, no CSRC
+        if b0 & ~0x20 != 0x80:  # V=2, no extension, no CSRC
             probs["rtp"].append("packet %d: first byte %#x" % (i, b0))
+        pad = 0
+        if b0 & 0x20:  # RFC 3550 5.1: the last octet counts the padding
+            pad = p[-1]
+            if pad == 0 or pad > len(p) - RTP_HDR - 3:
+                probs["pad"].append("packet %d: padding count %d in %d bytes"
+                                    % (i, pad, len(p)))
+                pad = 0
+            elif len(p) != mtu or p[RTP_HDR + 1] >> 3 != NAL_FU:
+                probs["pad"].append("packet %d: padded, %d bytes, type %d"
+                                    % (i, len(p), p[RTP_HDR + 1] >> 3))
+        pads.append(pad)
         if b1 & 0x7F != PT:
             probs["rtp"].append("packet %d: pt %d" % (i, b1 & 0x7F))
         if len(p) > mtu:
@@ -361,12 +374,13 @@ def analyse_wire(pkts, aus, mode, mtu):
 
     # Group packets into AUs by timestamp; the marker bit must close each.
     groups = []
-    for p, h in zip(pkts, hdrs):
+    for p, h, pad in zip(pkts, hdrs, pads):
         if h is None:
             continue
         if not groups or groups[-1][0] != h[1]:
             groups.append((h[1], []))
-        groups[-1][1].append((p, h))
+        groups[-1][1].append((p[:len(p) - pad], h))
+        n_pad += 1 if pad else 0
     for gi_, (ts, g) in enumerate(groups):
         marks = [h[3] for _, h in g]
         if marks != [False] * (len(g) - 1) + [True]:
@@ -467,7 +481,7 @@ def analyse_wire(pkts, aus, mode, mtu):
         probs["content"].append("%d AUs rebuilt for %d; differing: %s"
                                 % (len(rebuilt), len(aus), mism[:10]))
 
-    return probs, {"single": n_single, "ap": n_ap, "fu": n_fu, "p": n_p}
+    return probs, {"single": n_single, "ap": n_ap, "fu": n_fu, "p": n_p, "padded": n_pad}
 
 
 def check_wire(tap, label, pkts, aus, mode, mtu):
@@ -475,8 +489,8 @@ def check_wire(tap, label, pkts, aus, mode, mtu):
     if not tap.ok(len(pkts) > 0, "%s: packets captured" % label):
         return
     probs, c = analyse_wire(pkts, aus, mode, mtu)
-    tap.diag("%s: %d packets, %d single, %d AP, %d FU, %d with P"
-             % (label, len(pkts), c["single"], c["ap"], c["fu"], c["p"]))
+    tap.diag("%s: %d packets, %d single, %d AP, %d FU, %d with P, %d padded"
+             % (label, len(pkts), c["single"], c["ap"], c["fu"], c["p"], c["padded"]))
     for k, desc in WIRE_CHECKS.items():
         tap.ok(not probs[k], "%s: %s" % (label, desc), "\n".join(probs[k][:8]))
     if mode != "none":

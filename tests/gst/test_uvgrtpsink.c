@@ -197,6 +197,7 @@ typedef struct
   guint32 ts;
   guint32 ssrc;
   guint8 payload[3];            /* first payload bytes (payload headers) */
+  guint pad;                    /* RTP padding bytes (P bit, last octet) */
 } Dgram;
 
 typedef struct
@@ -224,6 +225,8 @@ record_dgram (Rx * rx, GstBuffer * buf)
     d.ts = rd32 (map.data + 4);
     d.ssrc = rd32 (map.data + 8);
     memcpy (d.payload, map.data + 12, MIN (3, map.size - 12));
+    if (map.data[0] & 0x20)
+      d.pad = map.data[map.size - 1];
   }
   gst_buffer_unmap (buf, &map);
   g_mutex_lock (&rx->lock);
@@ -874,6 +877,9 @@ typedef struct
   gchar *sdp;
   guint ps_received;
   guint ap_packets, fu_packets;
+  guint64 padding;              /* stats padding-bytes */
+  guint padded_packets;         /* datagrams with the P bit */
+  guint64 padded_bytes;         /* their padding */
 } Run;
 
 static void
@@ -899,6 +905,12 @@ run_video (const VideoCase * vc, const gchar * enc_caps, Run * r)
   get_stats (sink, &r->packets, &r->bytes, &r->aus, &r->errors,
       &r->syscalls, &r->mode);
   g_object_get (sink, "sdp", &r->sdp, NULL);
+  {
+    GstStructure *st = NULL;
+    g_object_get (sink, "stats", &st, NULL);
+    fail_unless (gst_structure_get_uint64 (st, "padding-bytes", &r->padding));
+    gst_structure_free (st);
+  }
   rx_wait (&r->rx, (guint) r->packets, FRAMES);
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (sink);
@@ -925,6 +937,13 @@ run_video (const VideoCase * vc, const gchar * enc_caps, Run * r)
       fail_unless_equals_int (d->pt, 96);
       fail_unless_equals_int (d->seq, (guint16) (d0->seq + i));
       markers += d->marker;
+      if (d->pad) {
+        /* pad-fragments pads full-size FUs only */
+        fail_unless_equals_int (t, vc->codec == H264 ? 28 : 49);
+        fail_unless_equals_int (d->len, 1400);
+        r->padded_packets++;
+        r->padded_bytes += d->pad;
+      }
       if (t == (vc->codec == H264 ? 24u : 48u))
         r->ap_packets++;
       if (t == (vc->codec == H264 ? 28u : 49u))
@@ -1012,6 +1031,61 @@ GST_START_TEST (test_h265_max)
   run_video (&vc, BYTESTREAM_AU (H265), &r);
   fail_unless (r.ap_packets >= r.sent.key_aus);
   run_clear (&r);
+}
+
+GST_END_TEST;
+
+/* Large pictures (noise; NAL units of 30-200 KB): with
+ * pad-fragments (the default) most of them are sent as FUs of exactly the
+ * MTU, the last few carrying RTP padding; GStreamer's depayloaders strip
+ * it, the AUs arrive byte-exact and decode. The padding counted in stats
+ * is what went over the wire. */
+static const gchar *const enc_h264_big =
+    "videotestsrc num-buffers=" G_STRINGIFY (FRAMES) " pattern=snow ! "
+    "video/x-raw,width=1280,height=720,framerate=30/1,format=I420 ! "
+    "x264enc speed-preset=ultrafast key-int-max=10 bitrate=20000 ! h264parse";
+static const gchar *const enc_h265_big =
+    "videotestsrc num-buffers=" G_STRINGIFY (FRAMES) " pattern=snow ! "
+    "video/x-raw,width=640,height=360,framerate=30/1,format=I420 ! "
+    "x265enc speed-preset=ultrafast key-int-max=10 bitrate=20000 ! h265parse";
+
+static void
+padded_case (VCodec codec, const gchar * enc, gboolean pad)
+{
+  VideoCase vc = { codec, enc, pad ? "config-interval=-1" :
+        "config-interval=-1 pad-fragments=false", TRUE, 0
+  };
+  Run r;
+
+  run_video (&vc, BYTESTREAM_AU (codec), &r);
+  GST_INFO ("%s pad=%d: %u packets, %u FUs, %u padded, %" G_GUINT64_FORMAT
+      " bytes of padding", codec == H264 ? "H.264" : "H.265", pad,
+      (guint) r.packets, r.fu_packets, r.padded_packets, r.padding);
+  fail_unless_equals_uint64 (r.padding, r.padded_bytes);
+  if (pad) {
+    /* one padded NAL unit per picture at least (30 pictures of 1-4 NAL
+     * units over 50 KB, each needing 1-6 padded FUs) */
+    fail_unless (r.padded_packets >= FRAMES);
+    /* within 1/32 of the stream */
+    fail_unless (r.padding * 32 <= r.bytes);
+  } else {
+    fail_unless_equals_int (r.padded_packets, 0);
+  }
+  run_clear (&r);
+}
+
+GST_START_TEST (test_h264_padded)
+{
+  padded_case (H264, enc_h264_big, TRUE);
+  padded_case (H264, enc_h264_big, FALSE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_h265_padded)
+{
+  padded_case (H265, enc_h265_big, TRUE);
+  padded_case (H265, enc_h265_big, FALSE);
 }
 
 GST_END_TEST;
@@ -1861,6 +1935,8 @@ uvgrtpsink_suite (void)
   tcase_add_test (tc, test_h264_max);
   tcase_add_test (tc, test_h265_none);
   tcase_add_test (tc, test_h265_max);
+  tcase_add_test (tc, test_h264_padded);
+  tcase_add_test (tc, test_h265_padded);
   tcase_add_test (tc, test_h264_nal_alignment);
   tcase_add_test (tc, test_h264_avc_input);
   tcase_add_test (tc, test_h264_avc_no_config);

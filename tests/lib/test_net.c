@@ -10,6 +10,7 @@
  * without depending on timing.
  */
 #include "urtp/net.h"
+#include "urtp/pay.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -791,6 +792,79 @@ static void test_gso_split(void)
   close(fd);
 }
 
+/* Receives GSO sends on a raw GRO socket until `want` bytes have come;
+ * returns how many buffers (sends) carried them. */
+static size_t gro_count(int fd, size_t want, size_t *bytes)
+{
+  static uint8_t buf[65536];
+  size_t n = 0;
+  *bytes = 0;
+  while (*bytes < want) {
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    if (poll(&p, 1, 5000) != 1)
+      break;
+    ssize_t l = recv(fd, buf, sizeof(buf), 0);
+    if (l <= 0)
+      break;
+    *bytes += (size_t)l;
+    n++;
+  }
+  return n;
+}
+
+/* pay.h's pad_fragments: 8 slices of 30,000 bytes (22 fragments each at
+ * mtu 1400, the last 472 bytes short of the others, within 1/32) go out as
+ * 8 x 22 = 176 packets of 1400 bytes, that is in 4 GSO sends (46 + 46 + 46
+ * + 38) rather than one per slice; without padding, 8. */
+static void test_gso_padded_slices(void)
+{
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  REQUIRE(fd >= 0);
+  int one = 1;
+  REQUIRE(setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0);
+  int big = 16 << 20;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+  struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+  REQUIRE(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+  socklen_t al = sizeof(a);
+  getsockname(fd, (struct sockaddr *)&a, &al);
+  urtp_sock_t t;
+  REQUIRE(open_tx(&t, "127.0.0.1", ntohs(a.sin_port), URTP_IO_GSO) == 0);
+  REQUIRE(t.tx_mode == URTP_IO_GSO);
+
+  static uint8_t slices[8][30000];
+  urtp_nal_t nals[8];
+  for (size_t i = 0; i < 8; i++) {
+    for (size_t k = 0; k < sizeof slices[i]; k++)
+      slices[i][k] = (uint8_t)(1 + (i * 131 + k) % 251);
+    slices[i][0] = 0x02;   /* H.265 TRAIL_R */
+    slices[i][1] = 0x01;
+    nals[i] = (urtp_nal_t){ slices[i], sizeof slices[i] };
+  }
+  for (int pad = 0; pad < 2; pad++) {
+    urtp_pay_config_t pc = { .codec = URTP_CODEC_H265, .pt = 96, .ssrc = 1, .mtu = 1400,
+                             .pad_fragments = pad };
+    urtp_pay_t p;
+    REQUIRE(urtp_pay_init(&p, &pc) == 0);
+    urtp_batch_t b;
+    urtp_batch_init(&b);
+    CHECK_EQ(urtp_pay_nals(&p, nals, 8, 0, true, &b), 176);
+    size_t total = 0;
+    for (size_t i = 0; i < b.npkts; i++)
+      total += b.pkts[i].len;
+    CHECK_EQ(total, 8 * (22 * 15 + 29998) + (pad ? 8 * 472 : 0));
+    CHECK_EQ(p.pad_bytes, pad ? 8 * 472 : 0);
+    CHECK_EQ(urtp_sock_send(&t, &b), 176);
+    size_t got;
+    CHECK_EQ(gro_count(fd, total, &got), pad ? 4 : 8);
+    CHECK_EQ(got, total);
+    urtp_batch_free(&b);
+    urtp_pay_destroy(&p);
+  }
+  urtp_sock_close(&t);
+  close(fd);
+}
+
 /* The same batch needs 1 call with GSO, 3 with MMSG (1024 messages per
  * call), 3000 with PLAIN. */
 static void test_syscall_counts(void)
@@ -972,6 +1046,7 @@ int main(void)
   TAP_RUN(test_truncated_gro_buffer);
   TAP_RUN(test_gro_carry_over);
   TAP_RUN(test_gso_split);
+  TAP_RUN(test_gso_padded_slices);
   TAP_RUN(test_syscall_counts);
   TAP_RUN(test_gso_fallback);
   TAP_RUN(test_gso_fallback_mtu);

@@ -272,6 +272,7 @@ typedef struct rt_cfg {
   urtp_codec_t codec;
   size_t mtu;
   bool aggregate;
+  bool pad;                   /* pad_fragments */
   uint16_t seq_start;
   input_t input;
 } rt_cfg_t;
@@ -279,6 +280,7 @@ typedef struct rt_cfg {
 typedef struct dgram {
   uint8_t *p;
   size_t len;
+  size_t pad;                 /* RTP padding at the end of len */
   size_t au;
   size_t nal_first, nal_last; /* NAL units (indices into the AU) it carries */
 } dgram_t;
@@ -300,6 +302,7 @@ static void dlist_free(dlist_t *l)
 typedef struct census {
   size_t single, ap, ap_units, fu, fu_runs, p_bits, markers;
   size_t max_fu_run;
+  size_t padded, padded_runs, pad_bytes;  /* FUs with padding, their NAL units */
 } census_t;
 
 typedef struct pay_run {
@@ -347,6 +350,7 @@ typedef struct cursor {
   bool in_fu;
   size_t fu_off;     /* bytes of it carried so far, header included */
   size_t fu_pkts, fu_len;
+  size_t fu_padded;  /* of those, FUs with RTP padding */
   size_t last_vcl;   /* index of the last VCL NAL unit of the call, or SIZE_MAX */
   bool end_of_au;
 } cursor_t;
@@ -369,7 +373,7 @@ static bool inspect_h26x(pay_run_t *r, const au_t *au, cursor_t *cur, dgram_t *d
 {
   const urtp_h26x_desc_t *d = r->desc;
   const uint8_t *pl = dg->p + 12;
-  size_t plen = dg->len - 12, hl = d->hdr_len;
+  size_t plen = dg->len - 12 - dg->pad, hl = d->hdr_len;
   if (plen < hl) {
     CHECK(plen >= hl);
     return false;
@@ -434,6 +438,7 @@ static bool inspect_h26x(pay_run_t *r, const au_t *au, cursor_t *cur, dgram_t *d
       cur->in_fu = true;
       cur->fu_off = hl;
       cur->fu_pkts = 0;
+      cur->fu_padded = 0;
       cur->fu_len = dg->len;
     } else if (!cur->in_fu) {
       CHECK(cur->in_fu);
@@ -447,8 +452,17 @@ static bool inspect_h26x(pay_run_t *r, const au_t *au, cursor_t *cur, dgram_t *d
     CHECK_MEM(pl + hl + 1, nal.data + cur->fu_off, n);
     cur->fu_off += n;
     cur->fu_pkts++;
-    /* equal fragments, only the last one shorter */
-    if (!e)
+    /* equal fragments, only the last one shorter; padded ones are the last
+     * few of their NAL unit, and a NAL unit with padding has all its
+     * fragments of one size (see pay.h) */
+    if (dg->pad) {
+      cur->fu_padded++;
+      r->cs.padded++;
+      r->cs.pad_bytes += dg->pad;
+    } else {
+      CHECK_EQ(cur->fu_padded, 0);
+    }
+    if (!e || cur->fu_padded)
       CHECK_EQ(dg->len, cur->fu_len);
     else
       CHECK(dg->len <= cur->fu_len);
@@ -463,6 +477,19 @@ static bool inspect_h26x(pay_run_t *r, const au_t *au, cursor_t *cur, dgram_t *d
       cur->in_fu = false;
       cur->nal = next_usable(r->cfg, au, cur->nal + 1);
       r->cs.fu_runs++;
+      r->cs.padded_runs += cur->fu_padded ? 1 : 0;
+      {
+        /* pay.h: the shortfall of the last FU, spread over as few packets
+         * as 255-byte paddings allow, where it is at most 1/32 of the NAL
+         * unit and fragments hold 1024 bytes or more */
+        size_t frag = r->cfg->mtu - 12 - hl - 1;
+        size_t shortfall = cur->fu_pkts * frag - (nal.len - hl);
+        size_t m = (shortfall + 254) / 255, want = 0;
+        if (r->cfg->pad && frag >= 1024 && shortfall && shortfall <= nal.len / 32 &&
+            m < cur->fu_pkts)
+          want = m;
+        CHECK_EQ(cur->fu_padded, want);
+      }
       if (cur->fu_pkts > r->cs.max_fu_run)
         r->cs.max_fu_run = cur->fu_pkts;
     }
@@ -486,7 +513,7 @@ static void pay_run_init(pay_run_t *r, const rt_cfg_t *cfg)
   r->desc = urtp_h26x_desc(cfg->codec);
   urtp_pay_config_t pc = { .codec = cfg->codec, .pt = PT, .ssrc = SSRC,
                            .seq_start = cfg->seq_start, .mtu = cfg->mtu,
-                           .aggregate = cfg->aggregate };
+                           .aggregate = cfg->aggregate, .pad_fragments = cfg->pad };
   CHECK_EQ(urtp_pay_init(&r->pay, &pc), 0);
   urtp_batch_init(&r->batch);
   r->next_seq = cfg->seq_start;
@@ -517,7 +544,16 @@ static bool take_batch(pay_run_t *r, au_t *au, size_t au_idx, cursor_t *cur, boo
     }
     urtp_rtp_pkt_t pkt;
     CHECK_EQ(urtp_rtp_parse(dg.p, dg.len, &pkt), 0);
-    CHECK_EQ(pkt.payload_len, len - 12);
+    if (pkt.hdr.padding) {
+      /* only asked for, only in full-size packets, n-1 zeros and then n */
+      CHECK(r->cfg->pad);
+      CHECK_EQ(len, r->cfg->mtu);
+      CHECK(pkt.pad_len >= 1 && pkt.pad_len <= 255);
+      for (size_t k = len - pkt.pad_len; k + 1 < len; k++)
+        CHECK_EQ(dg.p[k], 0);
+      dg.pad = pkt.pad_len;
+    }
+    CHECK_EQ(pkt.payload_len, len - 12 - dg.pad);
     CHECK_EQ(pkt.hdr.pt, PT);
     CHECK_EQ(pkt.hdr.ssrc, SSRC);
     CHECK_EQ(pkt.hdr.ts, au->ts);
@@ -696,7 +732,7 @@ static census_t roundtrip(const rt_cfg_t *cfg, au_t *aus, size_t n)
   uint64_t bytes = 0;
   for (size_t i = 0; i < r.dl.n; i++) {
     urtp_depay_push(d, r.dl.d[i].p, r.dl.d[i].len);
-    bytes += r.dl.d[i].len - 12;
+    bytes += r.dl.d[i].len - 12 - r.dl.d[i].pad;
     drain(d, &s);
   }
   CHECK_EQ(urtp_depay_pending(d), 0);
@@ -753,6 +789,7 @@ static census_t roundtrip(const rt_cfg_t *cfg, au_t *aus, size_t n)
   CHECK_EQ(st->seq.resyncs, 0);
 
   census_t cs = r.cs;
+  CHECK_EQ(cs.pad_bytes, r.pay.pad_bytes);
   CHECK_EQ(cs.markers, cfg->codec == URTP_CODEC_OPUS ? 1 : n);
   sink_free(&s);
   urtp_depay_free(d);
@@ -793,6 +830,44 @@ static void test_streams(void)
           CHECK_EQ(cs.p_bits, 0);
       }
     }
+    free_aus(aus, n);
+  }
+}
+
+/* pad_fragments: streams with slices up to 200 KB, where most large NAL
+ * units are padded and small ones are not, through every input form, at
+ * MTUs on both sides of the 1024-byte fragment threshold; the depayloader
+ * strips the padding and rebuilds every AU byte-exact (roundtrip()). */
+static void test_padded_fragments(void)
+{
+  static const input_t inputs[] = { IN_NALS, IN_SPLIT, IN_ANNEXB4 };
+  for (size_t ci = 0; ci < 3; ci++) {
+    urtp_codec_t c = video_codecs[ci];
+    size_t hl = hdr_len(c), n = 60;
+    au_t *aus = xrealloc(NULL, n * sizeof(au_t));
+    make_stream(aus, n, c, 200000, 0x9ad + ci);
+    /* fragments of 1023, 1024 and 1385 (or 1386 for H.264) bytes */
+    const size_t mtus[] = { 12 + hl + 1 + 1023, 12 + hl + 1 + 1024, 1400 };
+    for (size_t mi = 0; mi < 3; mi++) {
+      for (size_t ii = 0; ii < 3; ii++) {
+        rt_cfg_t cfg = { .codec = c, .mtu = mtus[mi], .aggregate = ii == 0, .pad = true,
+                         .seq_start = 65500, .input = inputs[ii] };
+        census_t cs = roundtrip(&cfg, aus, n);
+        if (mi == 0) {
+          CHECK_EQ(cs.padded, 0);
+        } else {
+          /* both kinds occur, so the rule is exercised both ways */
+          CHECK(cs.padded_runs > 10);
+          CHECK(cs.padded_runs < cs.fu_runs);
+          CHECK(cs.pad_bytes > 0);
+        }
+      }
+    }
+    /* and never without the option */
+    rt_cfg_t off = { .codec = c, .mtu = 1400, .seq_start = 7, .input = IN_NALS };
+    census_t cs = roundtrip(&off, aus, n);
+    CHECK(cs.fu_runs > 10);
+    CHECK_EQ(cs.padded, 0);
     free_aus(aus, n);
   }
 }
@@ -1428,6 +1503,7 @@ int main(void)
 {
   TAP_RUN(test_streams);
   TAP_RUN(test_huge_nal);
+  TAP_RUN(test_padded_fragments);
   TAP_RUN(test_tiny_nals);
   TAP_RUN(test_mtu_boundaries);
   TAP_RUN(test_start_codes);
