@@ -182,7 +182,7 @@ static void rx_account(rx_stats_t *s, const uint8_t *d, size_t len, double t)
 static int cmd_recv(int argc, char **argv)
 {
   const char *bind_addr = "0.0.0.0", *mode = "mmsg";
-  int port = 0, rcvbuf = 32 << 20;
+  int port = 0, rcvbuf = 128 << 20;
   static const struct option opts[] = {
     { "port", required_argument, 0, 'p' }, { "bind", required_argument, 0, 'b' },
     { "mode", required_argument, 0, 'm' }, { "rcvbuf", required_argument, 0, 'r' },

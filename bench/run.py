@@ -997,7 +997,8 @@ def main():
     ap.add_argument("--x265", type=int, default=0, metavar="N",
                     help="also run on N frames of real x265 output (encoded once, cached)")
     ap.add_argument("--file-frames", type=int, help="frames in the filesrc input (default 640, quick 320)")
-    ap.add_argument("--buffer-size", type=int, default=32 << 20, help="socket buffers, bytes")
+    ap.add_argument("--buffer-size", type=int, default=128 << 20,
+                    help="socket buffers of every path, bytes (default 128 MiB)")
     ap.add_argument("--mtu", type=int, default=1400, help="largest RTP packet, bytes")
     ap.add_argument("--note", default="", help="note printed above the results")
     ap.add_argument("--no-docs-plots", action="store_true", help="do not copy plots into docs/")

@@ -761,7 +761,7 @@ int main(int argc, char **argv)
   gst_init(NULL, NULL);
   opts_t o = {
     .path = "uvgrtp", .codec_name = "h265", .host = "127.0.0.1", .bind = "0.0.0.0",
-    .echo_bind = "0.0.0.0", .seconds = 2.0, .mtu = 1400, .buffer_size = 32 << 20,
+    .echo_bind = "0.0.0.0", .seconds = 2.0, .mtu = 1400, .buffer_size = 128 << 20,
     .srtp = "none",
   };
   static const struct option lo[] = {
