@@ -465,7 +465,7 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * send can carry packets of several NAL units: for a 4K picture of 8
    * slices that is about 11 sends instead of 15, and each send costs the
    * kernel far more than a packet. Only NAL units whose padding stays
-   * within 1/32 of their size are padded (for 4K slices about 1 %); the
+   * within 1/32 of their size are padded (for 4K slices under 1 %); the
    * padding sent is counted in #GstUvgRtpSink:stats (padding-bytes).
    * Takes effect with the next caps.
    */
