@@ -726,24 +726,40 @@ static void test_gro_carry_over(void)
   urtp_sock_close(&r);
 }
 
+/* A raw UDP socket on loopback with UDP_GRO, so that each GSO send arrives
+ * as one buffer, and a urtp GSO socket *t sending to it. Returns the raw
+ * socket, or -1. */
+static int open_gro_pair(urtp_sock_t *t)
+{
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd < 0)
+    return -1;
+  int one = 1, big = 16 << 20;
+  struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+  socklen_t al = sizeof(a);
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+  if (setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) < 0 ||
+      bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+      getsockname(fd, (struct sockaddr *)&a, &al) < 0 ||
+      open_tx(t, "127.0.0.1", ntohs(a.sin_port), URTP_IO_GSO) < 0) {
+    close(fd);
+    return -1;
+  }
+  if (t->tx_mode != URTP_IO_GSO) {
+    urtp_sock_close(t);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 /* GSO runs are cut at gso_max_segs and at the 64 KiB payload limit: a raw
  * GRO socket sees each send as one buffer and reports its segment size. */
 static void test_gso_split(void)
 {
-  int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  REQUIRE(fd >= 0);
-  int one = 1;
-  REQUIRE(setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0);
-  int big = 16 << 20;
-  setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
-  struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-  REQUIRE(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-  socklen_t al = sizeof(a);
-  getsockname(fd, (struct sockaddr *)&a, &al);
-
   urtp_sock_t t;
-  REQUIRE(open_tx(&t, "127.0.0.1", ntohs(a.sin_port), URTP_IO_GSO) == 0);
-  REQUIRE(t.tx_mode == URTP_IO_GSO);
+  int fd = open_gro_pair(&t);
+  REQUIRE(fd >= 0);
   urtp_batch_t b;
   urtp_batch_init(&b);
   uint32_t seq = 0;
@@ -818,19 +834,9 @@ static size_t gro_count(int fd, size_t want, size_t *bytes)
  * + 38) rather than one per slice; without padding, 8. */
 static void test_gso_padded_slices(void)
 {
-  int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  REQUIRE(fd >= 0);
-  int one = 1;
-  REQUIRE(setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0);
-  int big = 16 << 20;
-  setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
-  struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-  REQUIRE(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-  socklen_t al = sizeof(a);
-  getsockname(fd, (struct sockaddr *)&a, &al);
   urtp_sock_t t;
-  REQUIRE(open_tx(&t, "127.0.0.1", ntohs(a.sin_port), URTP_IO_GSO) == 0);
-  REQUIRE(t.tx_mode == URTP_IO_GSO);
+  int fd = open_gro_pair(&t);
+  REQUIRE(fd >= 0);
 
   static uint8_t slices[8][30000];
   urtp_nal_t nals[8];
