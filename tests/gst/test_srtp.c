@@ -45,6 +45,9 @@
 #define X265ENC "x265enc speed-preset=ultrafast key-int-max=10 " \
     "log-level=none option-string=slices=3"
 #define RAW "video/x-raw,format=I420,width=320,height=240,framerate=60/1"
+/* large pictures (noise) at the default MTU: pad-fragments pads most NAL
+ * units, and the padding is inside the protected payload */
+#define BIG_PICTURES "pattern=snow"
 
 typedef struct
 {
@@ -402,7 +405,7 @@ stock_supports (const Profile * p)
 /* (1) uvgrtpsink (SRTP) -> udpsrc ! srtpdec ! rtph26Xdepay */
 
 static void
-to_srtpdec (const Profile * p, gboolean h265)
+to_srtpdec_full (const Profile * p, gboolean h265, gboolean big)
 {
   const gchar *c = h265 ? "265" : "264";
   gchar *key, *desc;
@@ -432,12 +435,13 @@ to_srtpdec (const Profile * p, gboolean h265)
   fail_if (gst_element_set_state (recv, GST_STATE_PLAYING) ==
       GST_STATE_CHANGE_FAILURE);
 
-  desc = g_strdup_printf ("videotestsrc num-buffers=%d ! " RAW " ! %s ! "
+  desc = g_strdup_printf ("videotestsrc num-buffers=%d %s ! " RAW " ! %s ! "
       "video/x-h%s,stream-format=byte-stream,alignment=au ! tee name=t ! "
       "queue ! " SINK ("enc") " t. ! queue ! uvgrtpsink name=sink "
-      "host=127.0.0.1 port=%d pt=%d ssrc=%u mtu=600 srtp-key=%s "
-      "srtp-cipher=%s srtp-auth=%s sync=true", FRAMES,
-      h265 ? X265ENC : X264ENC, c, port, PT, SSRC, key, p->cipher, p->auth);
+      "host=127.0.0.1 port=%d pt=%d ssrc=%u mtu=%d srtp-key=%s "
+      "srtp-cipher=%s srtp-auth=%s sync=true", FRAMES, big ? BIG_PICTURES : "",
+      h265 ? X265ENC : big ? X264ENC " bitrate=20000" : X264ENC, c, port, PT,
+      SSRC, big ? 1400 : 600, key, p->cipher, p->auth);
   send = launch (desc);
   g_free (desc);
   run_to_eos (send);
@@ -466,6 +470,14 @@ to_srtpdec (const Profile * p, gboolean h265)
   fail_unless_equals_int (drop_count, 0);
   fail_unless_equals_uint64 (stat_u64 (send, "sink", "srtp-errors"), 0);
   fail_unless_equals_uint64 (stat_u64 (send, "sink", "send-errors"), 0);
+  /* fragments under 1024 bytes are never padded; large ones mostly are */
+  GST_INFO ("%s/%s: %" G_GUINT64_FORMAT " packets, %" G_GUINT64_FORMAT
+      " bytes of padding", p->cipher, p->auth, stat_u64 (send, "sink",
+          "packets"), stat_u64 (send, "sink", "padding-bytes"));
+  if (big)
+    fail_unless (stat_u64 (send, "sink", "padding-bytes") > 0);
+  else
+    fail_unless_equals_uint64 (stat_u64 (send, "sink", "padding-bytes"), 0);
 
   g_ptr_array_unref (enc);
   g_ptr_array_unref (out);
@@ -473,6 +485,12 @@ to_srtpdec (const Profile * p, gboolean h265)
   stop_pipeline (send);
   stop_pipeline (recv);
   g_free (key);
+}
+
+static void
+to_srtpdec (const Profile * p, gboolean h265)
+{
+  to_srtpdec_full (p, h265, FALSE);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -548,6 +566,15 @@ GST_END_TEST;
 GST_START_TEST (test_h264_to_srtpdec)
 {
   to_srtpdec (&profiles[P_ICM128_80], FALSE);
+}
+
+GST_END_TEST;
+
+/* RTP padding (pad-fragments) inside SRTP, both profiles the bar names */
+GST_START_TEST (test_padded_to_srtpdec)
+{
+  to_srtpdec_full (&profiles[P_GCM128], TRUE, TRUE);
+  to_srtpdec_full (&profiles[P_ICM128_80], FALSE, TRUE);
 }
 
 GST_END_TEST;
@@ -1097,6 +1124,7 @@ srtp_suite (void)
   tcase_add_loop_test (tc, test_from_srtpenc, 0, G_N_ELEMENTS (profiles));
   tcase_add_test (tc, test_h264_to_srtpdec);
   tcase_add_test (tc, test_h264_from_srtpenc);
+  tcase_add_test (tc, test_padded_to_srtpdec);
   tcase_add_test (tc, test_roundtrip_gso);
   tcase_add_test (tc, test_roundtrip_mmsg);
   tcase_add_test (tc, test_hostile_icm);
