@@ -465,7 +465,9 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * send can carry packets of several NAL units: for a 4K picture of 8
    * slices that is about 11 sends instead of 15, and each send costs the
    * kernel far more than a packet. Only NAL units whose padding stays
-   * within 1/32 of their size are padded (for 4K slices under 1 %); the
+   * within 1/32 of their size are padded (for 4K slices under 1 %), and
+   * never the last of a buffer, which nothing follows (so a picture of one
+   * slice is sent as without padding); the
    * padding sent is counted in #GstUvgRtpSink:stats (padding-bytes).
    * Takes effect with the next caps.
    */
@@ -481,7 +483,10 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * packets, bytes (RTP packets and their bytes sent, SRTP tags
    * included), access-units,
    * send-errors (packets the kernel refused, plus ICMP error reports for
-   * earlier packets), syscalls (send system calls), padding-bytes (RTP
+   * earlier packets), syscalls (send system calls), send-messages (what
+   * those calls handed the kernel: a packet each, or with UDP GSO a run of
+   * equal-sized packets each, so packets / send-messages is the packets per
+   * GSO send), padding-bytes (RTP
    * padding added by #GstUvgRtpSink:pad-fragments, counted in bytes once
    * sent),
    * srtp-errors (packets SRTP protection refused: a repeated sequence
@@ -994,6 +999,7 @@ build_stats (GstUvgRtpSink * self)
       "access-units", G_TYPE_UINT64, self->access_units,
       "send-errors", G_TYPE_UINT64, self->send_errors,
       "syscalls", G_TYPE_UINT64, self->syscalls,
+      "send-messages", G_TYPE_UINT64, self->send_messages,
       "padding-bytes", G_TYPE_UINT64, self->padding_bytes,
       "srtp-errors", G_TYPE_UINT64, self->srtp_errors,
       "zrtp-sent", G_TYPE_UINT64, zc.sent,
@@ -1331,6 +1337,7 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
       g_random_int () : self->timestamp_offset;
   self->packets = self->bytes = self->access_units = 0;
   self->send_errors = self->syscalls = self->padding_bytes = 0;
+  self->send_messages = 0;
   self->srtp_errors = 0;
   self->fail_since = 0;
   self->last_warning = 0;
@@ -1561,6 +1568,7 @@ gst_uvgrtp_sink_stop (GstBaseSink * bsink)
   if (self->sock_open) {
     GST_OBJECT_LOCK (self);
     self->syscalls = self->sock.tx_syscalls;
+    self->send_messages = self->sock.tx_msgs;
     GST_OBJECT_UNLOCK (self);
     urtp_sock_close (&self->sock);
     self->sock_open = FALSE;
@@ -2298,6 +2306,7 @@ account_send (GstUvgRtpSink * self, const urtp_batch_t * b, int r,
   self->bytes += bytes;
   self->send_errors += unsent ? MAX (unsent, reported) : reported;
   self->syscalls = self->sock.tx_syscalls;
+  self->send_messages = self->sock.tx_msgs;
   self->eff_send_mode = self->sock.tx_mode;
   GST_OBJECT_UNLOCK (self);
 

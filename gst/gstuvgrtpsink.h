@@ -144,6 +144,7 @@ struct _GstUvgRtpSink
   guint64 access_units;
   guint64 send_errors;
   guint64 syscalls;
+  guint64 send_messages;        /* messages (GSO runs) the kernel took */
   guint64 padding_bytes;        /* RTP padding packetized (pad-fragments) */
   guint64 srtp_errors;          /* packets SRTP protection refused */
   guint64 zrtp_held;            /* access units not sent: keys pending */

@@ -499,6 +499,7 @@ int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
       s->tx_syscalls++;
       if (n > 0) {
         k += (size_t)n;
+        s->tx_msgs += (uint64_t)n;
         continue;
       }
       int e = errno;

@@ -102,7 +102,7 @@ static size_t pad_plan(const urtp_pay_t *p, size_t nal_len, size_t left, size_t 
  * frag_max - k bytes and k bytes of padding each, k = d / npad rounded up
  * for the first d % npad of them. */
 static int emit_fu(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nal, uint32_t ts,
-                   bool marker, bool pbit, size_t frag_max)
+                   bool marker, bool pbit, size_t frag_max, bool may_pad)
 {
   const urtp_h26x_desc_t *d = p->desc;
   const size_t hl = d->hdr_len, hdr = RTP_HDR + hl + 1;
@@ -113,7 +113,7 @@ static int emit_fu(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nal, uint
   const uint8_t *src = nal->data + hl;
   size_t left = nal->len - hl;
   size_t shortfall;
-  size_t npad = pad_plan(p, nal->len, left, frag_max, &shortfall);
+  size_t npad = may_pad ? pad_plan(p, nal->len, left, frag_max, &shortfall) : 0;
   size_t nfrag = (left + frag_max - 1) / frag_max;
   for (size_t i = 0; left; i++) {
     size_t pad = 0;
@@ -261,7 +261,9 @@ int urtp_pay_nals(urtp_pay_t *p, const urtp_nal_t *nals, size_t n, uint32_t ts, 
     }
     if (nal->len > room) {
       bool pbit = end_of_au && i == last_vcl;
-      err = emit_fu(p, out, nal, ts, end_of_au && i == last, pbit, frag_max);
+      /* the last NAL unit of the call: no packet of ours follows to share
+       * its GSO send, so padding would buy nothing */
+      err = emit_fu(p, out, nal, ts, end_of_au && i == last, pbit, frag_max, i != last);
       i++;
       continue;
     }

@@ -69,6 +69,8 @@ typedef struct urtp_sock {
   urtp_io_mode_t rx_mode;     /* resolved: GRO, MMSG or PLAIN */
   unsigned gso_max_segs;      /* segments per GSO send */
   uint64_t tx_syscalls, rx_syscalls; /* send/receive calls (not polls) */
+  uint64_t tx_msgs;           /* messages the kernel took: a packet, or a
+                               * run of them sent with GSO */
   uint64_t tx_errors;         /* packets the kernel refused */
   /* send scratch, grown to the largest batch */
   struct mmsghdr *msgs;

@@ -15,9 +15,9 @@
  *    fits goes alone (or aggregated); one that does not is fragmented into
  *    FUs of equal size, only the last one shorter, so that the socket layer
  *    can send each run with UDP GSO.
- *  - With pad_fragments set, a fragmented NAL unit whose shortfall (what its
- *    last FU lacks of the mtu) is at most 1/32 of its size gets all FUs of
- *    exactly mtu bytes: the last few carry less payload and RTP padding
+ *  - With pad_fragments set, a fragmented NAL unit that is not the last of
+ *    the call and whose shortfall (what its last FU lacks of the mtu) is at
+ *    most 1/32 of its size gets all FUs of exactly mtu bytes: the last few carry less payload and RTP padding
  *    (RFC 3550, at most 255 bytes each) instead. Then the FUs of consecutive
  *    NAL units are all of one size and a single GSO send can carry packets
  *    of several of them (the benchmark's 4K pictures of 8 slices: 11.4

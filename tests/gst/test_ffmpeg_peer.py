@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """FFmpeg's RTP stack as a peer that is not GStreamer (RFC 6184, RFC 7798).
 
-Streams of large pictures from x264enc and x265enc (so that pad-fragments
-pads most NAL units) go both ways over loopback:
+Streams of large pictures of 4 slices from x264enc and x265enc (so that
+pad-fragments pads most slices) go both ways over loopback:
 
 1. appsrc ! uvgrtpsink -> ffmpeg, which reads the SDP file uvgrtpsink wrote
    and copies what it receives into an Annex-B file: every NAL unit of every
@@ -41,9 +41,11 @@ SSRC = 0x5eed1234
 
 CODECS = {
     # name: (encoder chain, caps, RTP encoding name, FFmpeg muxer/decoder)
-    "H.264": ("x264enc speed-preset=ultrafast key-int-max=10 bitrate=20000 ! h264parse",
+    "H.264": ("x264enc speed-preset=ultrafast key-int-max=10 bitrate=20000 "
+              "option-string=slices=4 ! h264parse",
               "video/x-h264,stream-format=byte-stream,alignment=au", "H264", "h264"),
-    "H.265": ("x265enc speed-preset=ultrafast key-int-max=10 ! h265parse",
+    "H.265": ("x265enc speed-preset=ultrafast key-int-max=10 option-string=slices=4 "
+              "! h265parse",
               "video/x-h265,stream-format=byte-stream,alignment=au", "H265", "hevc"),
 }
 
