@@ -112,7 +112,7 @@ static int emit_fu(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nal, uint
 
   const uint8_t *src = nal->data + hl;
   size_t left = nal->len - hl;
-  size_t shortfall;
+  size_t shortfall = 0;
   size_t npad = may_pad ? pad_plan(p, nal->len, left, frag_max, &shortfall) : 0;
   size_t nfrag = (left + frag_max - 1) / frag_max;
   for (size_t i = 0; left; i++) {
