@@ -388,7 +388,7 @@ static int cmd_send(int argc, char **argv)
   if (segs_per_msg > GSO_MAX_SEGS)
     segs_per_msg = GSO_MAX_SEGS;
 
-  uint64_t aus = 0, dgrams = 0, bytes = 0, syscalls = 0, errors = 0;
+  uint64_t aus = 0, dgrams = 0, bytes = 0, syscalls = 0, errors = 0, sends = 0;
   uint32_t seq = 0;
   double cpu0 = cpu_seconds();
   double t0 = now(), t = t0;
@@ -461,16 +461,17 @@ static int cmd_send(int argc, char **argv)
       done += (size_t)n;
     }
     dgrams += ndg;
+    sends += nmsg;
     aus++;
     t = now();
   }
   double secs = t - t0;
   double cpu = cpu_seconds() - cpu0;
   printf("RESULT role=send mode=%s aus=%llu dgrams=%llu bytes=%llu seconds=%.6f cpu=%.4f "
-         "syscalls=%llu errors=%llu mtu=%d\n",
+         "syscalls=%llu msgs=%llu errors=%llu mtu=%d\n",
       gso ? "gso" : "mmsg", (unsigned long long)aus, (unsigned long long)dgrams,
       (unsigned long long)bytes, secs, cpu, (unsigned long long)syscalls,
-      (unsigned long long)errors, mtu);
+      (unsigned long long)sends, (unsigned long long)errors, mtu);
   fflush(stdout);
   close(fd);
   free(hdrs);

@@ -190,6 +190,9 @@ FIELDS = [
     "aus_lost", "loss_pct", "goodput_gbps", "send_cpu_s", "recv_cpu_s", "send_cpu_util",
     "recv_cpu_util", "cpu_s_per_gbit", "lat_p50_ms", "lat_p90_ms", "lat_p99_ms", "lat_mean_ms",
     "echoed", "rcvbuf", "notes",
+    # kernel sends (GSO runs, or packets) per access unit, and RTP padding as
+    # a share of the bytes sent (uvgrtpsink's stats; rawudp's own count)
+    "sends_per_au", "padding_pct",
     # libsrtp2's own cost per packet (series srtp-cost, bench/srtp_cost.c)
     "srtp_protect_us", "srtp_unprotect_us",
 ]
@@ -267,6 +270,14 @@ class Runner:
         if e:
             for k in ("lat_p50_ms", "lat_p90_ms", "lat_p99_ms", "lat_mean_ms", "echoed"):
                 row[k] = float(e[k]) if k != "echoed" else int(e[k])
+        ss = [x for x in send.stats() if x.startswith("send ") and "uvgrtp" in x]
+        if ss:
+            kv = dict(re.findall(r"([\w-]+)=\(g?u?int(?:64)?\)(\d+)", ss[0]))
+            aus, nbytes = int(kv.get("access-units", 0)), int(kv.get("bytes", 0))
+            if aus and "send-messages" in kv:
+                row["sends_per_au"] = round(int(kv["send-messages"]) / aus, 2)
+            if nbytes and "padding-bytes" in kv:
+                row["padding_pct"] = round(100.0 * int(kv["padding-bytes"]) / nbytes, 3)
         # the elements' own counters, for the record (commas would split the CSV cell)
         rs = [x for x in recv.stats() if x.startswith("recv ") and "uvgrtp" in x]
         row["notes"] = " ; ".join(x.replace(",", " ") for x in rs)[:400]
@@ -331,6 +342,7 @@ class Runner:
                    send_cpu_util=round(scpu / ssec, 3), recv_cpu_util=round(rcpu / max(rsec, ssec), 3),
                    cpu_s_per_gbit=round((scpu + rcpu) / gbit, 4) if gbit > 0 else "",
                    rcvbuf=r.get("rcvbuf", ""),
+                   sends_per_au=round(int(s["msgs"]) / sent, 2) if sent and "msgs" in s else "",
                    notes="loss_pct counts datagrams; send syscalls=%s recv syscalls=%s" % (
                        s["syscalls"], r["syscalls"]))
         return self.record(row)
@@ -780,9 +792,14 @@ def report(args, rows, info, links, skipped, cmdline):
     L.append("Max rate: appsrc pushes as fast as the pipeline takes access units. Zero loss: "
              "the highest rate found with no access unit lost (CPU at that rate).")
     L.append("")
+    L.append("Sends per AU: the messages the sender's system calls handed the kernel per "
+             "access unit (a GSO run or a packet each; uvgrtpsink's `send-messages`), with "
+             "the RTP padding of `pad-fragments` as a share of the bytes sent (max-rate run).")
+    L.append("")
     L.append("| link | input | path | max-rate goodput (Gbit/s) | AUs lost at max | "
-             "zero-loss goodput (Gbit/s) | at fps | CPU tx / rx (% of a core) | CPU s per Gbit |")
-    L.append("|---|---|---|---|---|---|---|---|---|")
+             "zero-loss goodput (Gbit/s) | at fps | CPU tx / rx (% of a core) | CPU s per Gbit | "
+             "sends per AU (padding) |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|")
     labels = [("h265", "H.265, appsrc"), ("h265-file", "H.265, filesrc ! h265parse"),
               ("h264", "H.264, appsrc"), ("h266", "H.266, appsrc"),
               ("h265-x265", "H.265 x265, appsrc"),
@@ -797,7 +814,7 @@ def report(args, rows, info, links, skipped, cmdline):
                 if st != "ok":
                     note = [r for r in rows if r["link"] == ln and r["series"] == ser
                             and r["path"] == path][-1].get("notes", "")
-                    L.append("| %s | %s | %s | %s: %s | | | | | |" % (
+                    L.append("| %s | %s | %s | %s: %s | | | | | | |" % (
                         ln, label, path, st, str(note).replace("|", "/")[:160]))
                     continue
                 mx = max_rows(rows, ln, ser, path)
@@ -805,37 +822,43 @@ def report(args, rows, info, links, skipped, cmdline):
                 ml = median_ok(mx, "aus_lost")
                 mlp = median_ok(mx, "loss_pct")
                 z = best_zero_loss(rows, ln, ser, path)
-                L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                spa = median_ok(mx, "sends_per_au")
+                pad = median_ok(mx, "padding_pct")
+                L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                     ln, label, path, fmt(mg, 3),
                     "-" if ml is None else "%d (%.1f%%)" % (ml, mlp),
                     fmt(z["goodput_gbps"], 3) if z else (
                         "none found" if ser in searched else "not searched"),
                     fmt(z["achieved_fps"], 0) if z else "-",
                     "%.0f / %.0f" % (100 * z["send_cpu_util"], 100 * z["recv_cpu_util"]) if z else "-",
-                    fmt(z["cpu_s_per_gbit"], 3) if z else "-"))
+                    fmt(z["cpu_s_per_gbit"], 3) if z else "-",
+                    "-" if spa is None else "%.1f (%.2f %%)" % (spa, pad or 0) if pad is not None
+                    else "%.1f" % spa))
     L.append("")
 
     L += srtp_cost_section(args, rows, links)
 
     L.append("### Raw UDP ceiling (bench/rawudp.c)")
     L.append("")
-    L.append("| link | send -> receive | goodput (Gbit/s) | datagrams lost | CPU tx / rx (% of a core) | CPU s per Gbit |")
-    L.append("|---|---|---|---|---|---|")
+    L.append("| link | send -> receive | goodput (Gbit/s) | datagrams lost | CPU tx / rx (% of a core) | "
+             "CPU s per Gbit | sends per AU |")
+    L.append("|---|---|---|---|---|---|---|")
     for ln in links:
         for tx, rx in (("mmsg", "mmsg"), ("gso", "mmsg"), ("mmsg", "gro"), ("gso", "gro")):
             mx = max_rows(rows, ln, "raw-%s-%s" % (tx, rx), "raw")
             if not mx:
                 continue
             if not any(r.get("status") == "ok" for r in mx):
-                L.append("| %s | %s -> %s | %s | | | |" % (ln, tx, rx, mx[-1].get("status")))
+                L.append("| %s | %s -> %s | %s | | | | |" % (ln, tx, rx, mx[-1].get("status")))
                 continue
             names = {"mmsg": "sendmmsg", "gso": "GSO"}
             rnames = {"mmsg": "recvmmsg", "gro": "GRO"}
-            L.append("| %s | %s -> %s | %s | %s%% | %.0f / %.0f | %s |" % (
+            spa = median_ok(mx, "sends_per_au")
+            L.append("| %s | %s -> %s | %s | %s%% | %.0f / %.0f | %s | %s |" % (
                 ln, names[tx], rnames[rx], fmt(median_ok(mx, "goodput_gbps"), 2),
                 fmt(median_ok(mx, "loss_pct"), 1),
                 100 * median_ok(mx, "send_cpu_util"), 100 * median_ok(mx, "recv_cpu_util"),
-                fmt(median_ok(mx, "cpu_s_per_gbit"), 3)))
+                fmt(median_ok(mx, "cpu_s_per_gbit"), 3), "-" if spa is None else "%.1f" % spa))
     L.append("")
 
     L.append("### Round-trip latency (echo)")
