@@ -23,6 +23,8 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
 
+#include "testutil.h"
+
 #define FRAMES 30
 #define RX_BUFFER_SIZE (4 * 1024 * 1024)
 
@@ -165,24 +167,6 @@ encode (const gchar * desc, Collect * out)
   gst_object_unref (pipeline);
   fail_unless (out->caps != NULL);
   fail_unless (out->bufs->len > 0);
-}
-
-/* A UDP port that was free a moment ago: bind port 0 and ask. */
-static gint
-free_udp_port (void)
-{
-  struct sockaddr_in sa;
-  socklen_t len = sizeof (sa);
-  int fd = socket (AF_INET, SOCK_DGRAM, 0);
-
-  fail_unless (fd >= 0);
-  memset (&sa, 0, sizeof (sa));
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
-  fail_unless (bind (fd, (struct sockaddr *) &sa, sizeof (sa)) == 0);
-  fail_unless (getsockname (fd, (struct sockaddr *) &sa, &len) == 0);
-  close (fd);
-  return ntohs (sa.sin_port);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -60,6 +60,8 @@
 #include "urtp/pay.h"
 #include "urtp/srtp.h"
 
+#include "testutil.h"
+
 /* Live frames sent by the element under test (30 fps). */
 #define LIVE_FRAMES 60
 /* Known access units the bridge sends. */
@@ -87,22 +89,6 @@ static guint64
 mono_ms (void)
 {
   return (guint64) (g_get_monotonic_time () / 1000);
-}
-
-static guint16
-free_udp_port (void)
-{
-  struct sockaddr_in a = { 0 };
-  socklen_t alen = sizeof a;
-  int fd = socket (AF_INET, SOCK_DGRAM, 0);
-
-  fail_unless (fd >= 0);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
-  fail_unless (bind (fd, (struct sockaddr *) &a, sizeof a) == 0);
-  fail_unless (getsockname (fd, (struct sockaddr *) &a, &alen) == 0);
-  close (fd);
-  return ntohs (a.sin_port);
 }
 
 static gboolean

@@ -27,6 +27,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "docpipe.h"
+#include "testutil.h"
 
 #ifndef ZRTP_DOC
 #error "ZRTP_DOC must name docs/zrtp.md"
@@ -51,49 +52,6 @@ static gboolean
 is_zrtp_type (const guint8 * p, gsize len, const gchar * type)
 {
   return is_zrtp (p, len) && memcmp (p + 16, type, 8) == 0;
-}
-
-/* CRC-32C as ZRTP packets carry it (least significant byte first): the
- * tamperer rewrites it, so that its change is caught by the protocol and
- * not by the CRC. */
-static guint32
-crc32c (const guint8 * p, gsize len)
-{
-  guint32 c = 0xffffffffu;
-
-  for (gsize i = 0; i < len; i++) {
-    c ^= p[i];
-    for (int k = 0; k < 8; k++)
-      c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
-  }
-  return ~c;
-}
-
-static void
-fix_crc (guint8 * p, gsize len)
-{
-  guint32 c = crc32c (p, len - 4);
-
-  p[len - 4] = (guint8) c;
-  p[len - 3] = (guint8) (c >> 8);
-  p[len - 2] = (guint8) (c >> 16);
-  p[len - 1] = (guint8) (c >> 24);
-}
-
-static guint16
-free_udp_port (void)
-{
-  struct sockaddr_in a = { 0 };
-  socklen_t alen = sizeof a;
-  int fd = socket (AF_INET, SOCK_DGRAM, 0);
-
-  fail_unless (fd >= 0);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
-  fail_unless (bind (fd, (struct sockaddr *) &a, sizeof a) == 0);
-  fail_unless (getsockname (fd, (struct sockaddr *) &a, &alen) == 0);
-  close (fd);
-  return ntohs (a.sin_port);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -633,7 +591,7 @@ relay_one (Relay * r, guint8 * buf, gsize len, gboolean fwd)
   if (r->tamper && is_zrtp_type (buf, len, "Commit  ")) {
     /* the last byte of the message's MAC, before the CRC */
     buf[len - 5] ^= 0x01;
-    fix_crc (buf, len);
+    zrtp_fix_crc (buf, len);
     r->tampered++;
   }
   g_mutex_unlock (&r->lock);
