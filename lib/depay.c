@@ -151,10 +151,13 @@ struct urtp_depay {
   /* the packet being pushed, already parsed (in-order delivery hands back
    * the caller's buffer, so it need not be parsed twice) */
   const uint8_t *cur_raw;
+  const urtp_rtp_pkt_t *cur_parsed;
   urtp_rtp_pkt_t cur;
 
   /* access unit in progress */
   bool in_au;
+  uint64_t au_arrival;
+  uint32_t au_ssrc;
   uint8_t *buf;
   size_t len, cap, hint;
   uint32_t ts;
@@ -361,15 +364,20 @@ static void enqueue(urtp_depay_t *d, const urtp_au_t *au)
     /* The consumer sees a hole before what is now the oldest. */
     d->q[d->q_head].flags |= URTP_AU_DISCONT;
   }
-  d->q[(d->q_head + d->q_len) % URTP_DEPAY_QUEUE] = *au;
+  urtp_au_t *q = &d->q[(d->q_head + d->q_len) % URTP_DEPAY_QUEUE];
+  *q = *au;
   d->q_len++;
+  if (d->cfg.on_au)
+    d->cfg.on_au(d->cfg.user, q);
 }
 
 /* ---- access unit boundaries ---- */
 
-static void start_au(urtp_depay_t *d, uint32_t ts, uint64_t seq)
+static void start_au(urtp_depay_t *d, uint32_t ts, uint32_t ssrc, uint64_t seq)
 {
   d->in_au = true;
+  d->au_ssrc = ssrc;
+  d->au_arrival = d->ro.delivered_at;
   d->ts = ts;
   d->first_seq = seq;
   d->len = 0;
@@ -420,6 +428,8 @@ static void finish_au(urtp_depay_t *d, bool no_marker)
     .nal_count = d->nal_count,
     .flags = (d->has_key ? URTP_AU_KEYFRAME : 0u) | (d->discont ? URTP_AU_DISCONT : 0u) |
              (d->damaged ? URTP_AU_DAMAGED : 0u) | (no_marker ? URTP_AU_NO_MARKER : 0u),
+    .ssrc = d->au_ssrc,
+    .arrival = d->au_arrival,
   };
   enqueue(d, &au);
   d->buf = NULL;
@@ -641,6 +651,8 @@ static void opus_packet(urtp_depay_t *d, const urtp_rtp_pkt_t *p, uint64_t seq)
     .last_seq = seq,
     .nal_count = 1,
     .flags = URTP_AU_KEYFRAME | (d->discont ? URTP_AU_DISCONT : 0u),
+    .ssrc = p->hdr.ssrc,
+    .arrival = d->ro.delivered_at,
   };
   d->discont = false;
   enqueue(d, &au);
@@ -652,7 +664,7 @@ static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t seq,
 {
   urtp_depay_t *d = user;
   urtp_rtp_pkt_t parsed;
-  const urtp_rtp_pkt_t *p = &d->cur;
+  const urtp_rtp_pkt_t *p = d->cur_parsed;
   if (pkt != d->cur_raw) {
     /* A stashed copy; it parsed before, so it parses again. */
     if (urtp_rtp_parse(pkt, len, &parsed) != 0)
@@ -681,7 +693,7 @@ static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t seq,
   if (d->in_au && (p->hdr.ts != d->ts || resync))
     finish_au(d, true);
   if (!d->in_au) {
-    start_au(d, p->hdr.ts, seq);
+    start_au(d, p->hdr.ts, p->hdr.ssrc, seq);
     /* Fragments without a start are expected only after a loss. */
     d->skip = gap ? SKIP_UNCOUNTED : SKIP_NONE;
     if (gap) {
@@ -769,8 +781,36 @@ void urtp_depay_push(urtp_depay_t *d, const uint8_t *pkt, size_t len)
     return;
   }
   d->cur_raw = pkt;
+  d->cur_parsed = &d->cur;
   urtp_reorder_push_at(&d->ro, pkt, len, h->seq, d->now, on_packet, d);
   d->cur_raw = NULL;
+  d->stats.seq = d->ro.stats;
+}
+
+void urtp_depay_push_parsed(urtp_depay_t *d, const uint8_t *pkt, size_t len,
+                            const urtp_rtp_pkt_t *p, uint64_t now)
+{
+  d->cur_raw = pkt;
+  d->cur_parsed = p;
+  urtp_reorder_push_at(&d->ro, pkt, len, p->hdr.seq, now, on_packet, d);
+  d->cur_raw = NULL;
+  d->stats.seq = d->ro.stats;
+}
+
+void urtp_depay_restart(urtp_depay_t *d)
+{
+  urtp_reorder_restart(&d->ro, on_packet, d);
+  /* an access unit cut off by the restart is not whole */
+  if (d->in_au && d->desc)
+    lose(d);
+  finish_au(d, true);
+  d->resyncs_seen = d->ro.stats.resyncs;
+  if (d->cfg.ssrc < 0)
+    d->ssrc_locked = false;
+  d->discont = true;
+  /* whatever FU was open belongs to the old numbering */
+  d->fu_open = false;
+  d->skip = SKIP_UNCOUNTED;
   d->stats.seq = d->ro.stats;
 }
 

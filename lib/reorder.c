@@ -86,9 +86,10 @@ void urtp_reorder_destroy(urtp_reorder_t *r)
   memset(r, 0, sizeof(*r));
 }
 
-static void deliver_one(urtp_reorder_t *r, const uint8_t *pkt, size_t len,
+static void deliver_one(urtp_reorder_t *r, const uint8_t *pkt, size_t len, uint64_t arrival,
                         urtp_reorder_deliver_fn deliver, void *user)
 {
+  r->delivered_at = arrival;
   uint64_t lost = r->pending_lost;
   uint64_t pos = r->next++;
   r->pending_lost = 0;
@@ -119,7 +120,7 @@ static void settle_slot(urtp_reorder_t *r, urtp_reorder_deliver_fn deliver, void
   if (l == OVERSIZE)
     lose_one(r);
   else
-    deliver_one(r, r->mem + i * r->slot_size, l - 1u, deliver, user);
+    deliver_one(r, r->mem + i * r->slot_size, l - 1u, r->arrival[i], deliver, user);
 }
 
 /* Delivers stashed packets that have become next in order. */
@@ -158,6 +159,7 @@ static void restart(urtp_reorder_t *r, uint16_t seq)
   memset(r->hist, 0, r->hist_bits / 8);
   memset(&r->ext, 0, sizeof(r->ext));
   r->next = urtp_seq_extend(&r->ext, seq);
+  r->highest = r->next;
   r->started = true;
   r->late_run = 0;
 }
@@ -167,32 +169,35 @@ void urtp_reorder_push(urtp_reorder_t *r, const uint8_t *pkt, size_t len, uint16
 {
   if (!r->started) {
     restart(r, seq);
-    deliver_one(r, pkt, len, deliver, user);
+    deliver_one(r, pkt, len, r->now, deliver, user);
     return;
   }
 
   uint64_t e = urtp_seq_extend(&r->ext, seq);
+  bool behind = e < r->highest;
   if (e < r->next) {
-      uint64_t behind = r->next - e;
+    uint64_t dist = r->next - e;
     /* Far behind the window: not plain reordering; a run of them is a
      * sender that restarted its numbering. */
-    if (behind > r->window) {
+    if (dist > r->window) {
       size_t need = r->window < RESYNC_MIN ? RESYNC_MIN : r->window;
       if (++r->late_run >= need) {
         urtp_reorder_flush(r, deliver, user);
         restart(r, seq);
         r->stats.resyncs++;
-        deliver_one(r, pkt, len, deliver, user);
+        deliver_one(r, pkt, len, r->now, deliver, user);
         return;
       }
     }
-    if (behind <= r->hist_bits && hist_get(r, e))
+    if (dist <= r->hist_bits && hist_get(r, e))
       r->stats.duplicates++;
     else
       r->stats.late++;
     return;
   }
   r->late_run = 0;
+  if (!behind)
+    r->highest = e;
 
   /* A gap is given up when a packet lands `window` or more beyond it (at
    * once with window 0). */
@@ -204,7 +209,8 @@ void urtp_reorder_push(urtp_reorder_t *r, const uint8_t *pkt, size_t len, uint16
   }
 
   if (e == r->next) {
-    deliver_one(r, pkt, len, deliver, user);
+    r->stats.reordered += behind;
+    deliver_one(r, pkt, len, r->now, deliver, user);
     if (r->window)
       drain(r, deliver, user);
     return;
@@ -217,6 +223,7 @@ void urtp_reorder_push(urtp_reorder_t *r, const uint8_t *pkt, size_t len, uint16
     return;
   }
   r->stashed++;
+  r->stats.reordered += behind;
   if (len > r->slot_size) {
     r->lens[i] = OVERSIZE;
     r->arrival[i] = r->now;
@@ -225,13 +232,20 @@ void urtp_reorder_push(urtp_reorder_t *r, const uint8_t *pkt, size_t len, uint16
   memcpy(r->mem + i * r->slot_size, pkt, len);
   r->lens[i] = (uint32_t)len + 1u;
   r->arrival[i] = r->now;
-  r->stats.reordered++;
 }
 
 void urtp_reorder_flush(urtp_reorder_t *r, urtp_reorder_deliver_fn deliver, void *user)
 {
   while (r->stashed > 0)
     settle_slot(r, deliver, user);
+}
+
+void urtp_reorder_restart(urtp_reorder_t *r, urtp_reorder_deliver_fn deliver, void *user)
+{
+  urtp_reorder_flush(r, deliver, user);
+  r->started = false;
+  r->late_run = 0;
+  r->pending_lost = 0;
 }
 
 void urtp_reorder_push_at(urtp_reorder_t *r, const uint8_t *pkt, size_t len, uint16_t seq,

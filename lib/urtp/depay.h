@@ -48,6 +48,8 @@ typedef enum urtp_loss_policy {
   URTP_LOSS_DROP_NAL,   /* drop only damaged NAL units; flag the AU */
 } urtp_loss_policy_t;
 
+typedef struct urtp_au urtp_au_t;
+
 typedef struct urtp_depay_config {
   urtp_codec_t codec;
   int pt;                   /* expected payload type; -1: any */
@@ -59,6 +61,11 @@ typedef struct urtp_depay_config {
   bool wait_for_keyframe;   /* after start and after damage, drop until a keyframe */
   bool donl;                /* H.265: DONL/DOND fields present */
   bool recycle;             /* urtp_au_t.data is released with urtp_depay_release() */
+  /* Called as each access unit is queued, so that its owner can fill in
+   * pts (recvstream.h maps the timestamp then, before a change of source
+   * can reset the mapping). Optional. */
+  void (*on_au)(void *user, urtp_au_t *au);
+  void *user;
 } urtp_depay_config_t;
 
 /* Access unit flags. */
@@ -69,7 +76,7 @@ enum {
   URTP_AU_NO_MARKER = 1 << 3, /* ended by a new timestamp or a flush, not a marker */
 };
 
-typedef struct urtp_au {
+struct urtp_au {
   uint8_t *data;            /* the caller owns it: free(), or with recycle
                              * urtp_depay_release() */
   size_t len;
@@ -77,7 +84,10 @@ typedef struct urtp_au {
   uint64_t first_seq, last_seq; /* extended sequence numbers */
   uint32_t nal_count;
   uint32_t flags;
-} urtp_au_t;
+  uint32_t ssrc;            /* of its first packet */
+  uint64_t arrival;         /* when its first packet arrived (push_at's now) */
+  uint64_t pts;             /* for the owner's on_au callback; else 0 */
+};
 
 typedef struct urtp_depay_stats {
   /* Every packet the reorder window delivers in order is counted once in
@@ -106,6 +116,11 @@ void urtp_depay_free(urtp_depay_t *d);
  * in the statistics. */
 void urtp_depay_push(urtp_depay_t *d, const uint8_t *pkt, size_t len);
 
+/* Offers a packet the caller has parsed (p describes pkt) and whose
+ * payload type and SSRC it has checked, that arrived at now. */
+void urtp_depay_push_parsed(urtp_depay_t *d, const uint8_t *pkt, size_t len,
+                            const urtp_rtp_pkt_t *p, uint64_t now);
+
 /* The same for a datagram that arrived at time now (the caller's monotonic
  * clock and unit), for urtp_depay_expire(). */
 void urtp_depay_push_at(urtp_depay_t *d, const uint8_t *pkt, size_t len, uint64_t now);
@@ -123,6 +138,13 @@ bool urtp_depay_pop(urtp_depay_t *d, urtp_au_t *au);
 /* Gives up on missing packets (call after a timeout without progress). With
  * end_au the access unit being assembled is finished too (end of stream). */
 void urtp_depay_flush(urtp_depay_t *d, bool end_au);
+
+/* The stream restarts (another source, new numbering, or a resume after a
+ * pause): gives up every gap, finishes the access unit in progress, and
+ * takes the next packet, of any SSRC, as the start of a new numbering,
+ * without counting anything in between as lost; the next access unit is
+ * flagged DISCONT. */
+void urtp_depay_restart(urtp_depay_t *d);
 
 /* Packets waiting for a gap to fill. */
 size_t urtp_depay_pending(const urtp_depay_t *d);

@@ -45,7 +45,9 @@ typedef struct urtp_reorder_stats {
   uint64_t lost;          /* sequence numbers given up on */
   uint64_t duplicates;
   uint64_t late;
-  uint64_t reordered;     /* packets that had to wait in a slot */
+  uint64_t reordered;     /* packets used although one with a higher
+                           * sequence number arrived before them (waiting
+                           * behind a loss does not count) */
   uint64_t resyncs;
 } urtp_reorder_stats_t;
 
@@ -57,12 +59,14 @@ typedef struct urtp_reorder {
   size_t stashed;         /* slots in use */
   urtp_seq_ext_t ext;
   uint64_t next;          /* extended seq expected next */
+  uint64_t highest;       /* highest extended seq seen */
   bool started;
   size_t late_run;        /* consecutive late packets, for resync */
   uint64_t pending_lost;  /* given up, not yet reported as lost_before */
   uint64_t *hist;         /* delivered (1) or given up (0), per position */
   uint64_t *arrival;      /* per slot: when its packet arrived */
   uint64_t now;           /* arrival time of the packet being pushed */
+  uint64_t delivered_at;  /* arrival time of the packet being delivered */
   size_t hist_bits;       /* positions the bitmap covers, a power of two >= 64 */
   urtp_reorder_stats_t stats;
 } urtp_reorder_t;
@@ -93,6 +97,10 @@ uint64_t urtp_reorder_deadline(const urtp_reorder_t *r, uint64_t max_wait);
 
 /* Gives up on every gap: delivers all stashed packets in order. */
 void urtp_reorder_flush(urtp_reorder_t *r, urtp_reorder_deliver_fn deliver, void *user);
+
+/* Flushes, then takes the next packet as the start of a new numbering:
+ * nothing between the old numbers and the new is counted lost. */
+void urtp_reorder_restart(urtp_reorder_t *r, urtp_reorder_deliver_fn deliver, void *user);
 
 /* Packets waiting in slots. */
 static inline size_t urtp_reorder_pending(const urtp_reorder_t *r)

@@ -921,7 +921,8 @@ static void test_duplicates_late(void)
   CHECK_EQ(st->seq.duplicates, 2);
   CHECK_EQ(st->seq.late, 1);
   CHECK_EQ(st->seq.lost, 1);
-  CHECK_EQ(st->seq.reordered, 2);
+  /* 14 after 15; 12 only waited behind the missing 11 */
+  CHECK_EQ(st->seq.reordered, 1);
   CHECK_EQ(st->packets, 5);
   CHECK_EQ(st->dropped_aus, 1);
   static const int want[] = { 0, 3, 4, 5 };

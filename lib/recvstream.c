@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "urtp/recvstream.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "urtp/rtp.h"
+#include "urtp/scl.h"
+#include "urtp/timing.h"
+#ifdef URTP_HAVE_ZRTP_EP
+#include "urtp/zrtp.h"
+#include "urtp/zrtp_ep.h"
+#endif
+
+#define EVENTS 16
+
+struct urtp_recvstream {
+  urtp_recvstream_config_t cfg;
+  uint8_t *params;              /* own copy of cfg.params */
+  size_t params_len;
+  urtp_depay_t *depay;
+  urtp_source_t src;
+  urtp_timing_t timing;
+
+  /* SRTP: a static key, or ZRTP's keys kept in line per datagram */
+  urtp_srtp_t srtp;
+  bool srtp_ready;
+  int zrtp_serial;
+  bool zrtp_had_keys;
+
+  /* the datagram being pushed: parsed once, passed on without a copy */
+  const uint8_t *cur_raw;
+  urtp_rtp_pkt_t cur;
+
+  bool discont;                 /* next frame DISCONT */
+  bool params_due;              /* next frame gets the parameter sets */
+
+  urtp_recvstream_event_t ev[EVENTS];
+  size_t ev_head, ev_len;
+
+  urtp_recvstream_stats_t st;   /* streaming thread's; depay, source and
+                                 * srtp counters are read from their owners */
+  urtp_depay_stats_t depay_base;  /* of depayloaders replaced by set_format */
+  pthread_mutex_t snap_lock;
+  urtp_recvstream_stats_t snap;
+};
+
+/* ---- callbacks from the layers ---- */
+
+/* depay: an access unit is queued; it is timed now, with the mapping of
+ * the source it came from. */
+static void on_au(void *user, urtp_au_t *au)
+{
+  urtp_recvstream_t *r = user;
+  bool reanchored;
+  au->pts = urtp_timing_map(&r->timing, au->rtp_ts, au->arrival, &reanchored);
+  if (reanchored) {
+    r->st.timing_resets++;
+    au->flags |= URTP_AU_DISCONT;
+  }
+}
+
+/* source: a packet of the stream. */
+static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t arrival)
+{
+  urtp_recvstream_t *r = user;
+  urtp_rtp_pkt_t kept;
+  const urtp_rtp_pkt_t *p = &r->cur;
+  if (pkt != r->cur_raw) {
+    /* a copy the source layer kept: it parsed before */
+    if (urtp_rtp_parse(pkt, len, &kept) != 0)
+      return;
+    p = &kept;
+  }
+  urtp_depay_push_parsed(r->depay, pkt, len, p, arrival);
+}
+
+static void queue_event(urtp_recvstream_t *r, const urtp_recvstream_event_t *ev)
+{
+  if (r->ev_len == EVENTS) {
+    r->ev_head = (r->ev_head + 1) % EVENTS;
+    r->ev_len--;
+  }
+  r->ev[(r->ev_head + r->ev_len) % EVENTS] = *ev;
+  r->ev_len++;
+}
+
+/* Everything that depends on the old numbering and timeline starts over. */
+static void new_stream(urtp_recvstream_t *r)
+{
+  urtp_depay_restart(r->depay);
+  urtp_timing_reset(&r->timing);
+  r->discont = true;
+  r->params_due = r->params != NULL;
+}
+
+/* source: the stream changes before the packet that comes next. */
+static void on_source_event(void *user, const urtp_source_event_t *ev)
+{
+  urtp_recvstream_t *r = user;
+  urtp_recvstream_event_t e = { .kind = URTP_RECVSTREAM_EV_SOURCE, .source = *ev };
+  new_stream(r);
+  queue_event(r, &e);
+}
+
+/* ---- statistics ---- */
+
+static void depay_stats_add(urtp_depay_stats_t *d, const urtp_depay_stats_t *s)
+{
+  d->packets += s->packets;
+  d->bytes += s->bytes;
+  d->skipped += s->skipped;
+  d->aus += s->aus;
+  d->nals += s->nals;
+  d->malformed += s->malformed;
+  d->foreign += s->foreign;
+  d->unsupported += s->unsupported;
+  d->dropped_nals += s->dropped_nals;
+  d->dropped_aus += s->dropped_aus;
+  d->oversize += s->oversize;
+  d->seq.delivered += s->seq.delivered;
+  d->seq.lost += s->seq.lost;
+  d->seq.duplicates += s->seq.duplicates;
+  d->seq.late += s->seq.late;
+  d->seq.reordered += s->seq.reordered;
+  d->seq.resyncs += s->seq.resyncs;
+}
+
+static void publish(urtp_recvstream_t *r)
+{
+  urtp_recvstream_stats_t *st = &r->st;
+  st->srtp = r->srtp.stats;
+  st->source = r->src.stats;
+  st->depay = r->depay_base;
+  depay_stats_add(&st->depay, urtp_depay_stats(r->depay));
+  st->skew = r->timing.skew;
+  st->have_source = urtp_source_current(&r->src, &st->ssrc);
+  pthread_mutex_lock(&r->snap_lock);
+  r->snap = *st;
+  pthread_mutex_unlock(&r->snap_lock);
+}
+
+void urtp_recvstream_stats(urtp_recvstream_t *r, urtp_recvstream_stats_t *out)
+{
+  pthread_mutex_lock(&r->snap_lock);
+  *out = r->snap;
+  pthread_mutex_unlock(&r->snap_lock);
+}
+
+/* ---- set-up ---- */
+
+static urtp_depay_t *make_depay(urtp_recvstream_t *r)
+{
+  const urtp_recvstream_config_t *c = &r->cfg;
+  urtp_depay_config_t dc = {
+    .codec = c->codec,
+    .pt = -1,           /* checked here, before the source layer */
+    .ssrc = -1,
+    .reorder_window = c->reorder_window,
+    .max_packet = c->max_packet,
+    .max_au_size = c->max_au_size,
+    .loss_policy = c->loss_policy,
+    .wait_for_keyframe = c->wait_for_keyframe,
+    .donl = c->donl,
+    .recycle = true,
+    .on_au = on_au,
+    .user = r,
+  };
+  return urtp_depay_new(&dc);
+}
+
+static int set_params(urtp_recvstream_t *r, const uint8_t *params, size_t len)
+{
+  uint8_t *copy = NULL;
+  if (params && len) {
+    copy = malloc(len);
+    if (!copy)
+      return -ENOMEM;
+    memcpy(copy, params, len);
+  }
+  free(r->params);
+  r->params = copy;
+  r->params_len = copy ? len : 0;
+  r->params_due = copy != NULL;
+  return 0;
+}
+
+int urtp_recvstream_new(const urtp_recvstream_config_t *cfg, urtp_recvstream_t **out)
+{
+  *out = NULL;
+  if (!cfg || (unsigned)cfg->codec > URTP_CODEC_OPUS || cfg->pt < -1 || cfg->pt > 127 ||
+      (cfg->srtp && cfg->zrtp))
+    return -EINVAL;
+#ifndef URTP_HAVE_ZRTP_EP
+  if (cfg->zrtp)
+    return -ENOTSUP;
+#endif
+#ifndef URTP_HAVE_SRTP
+  if (cfg->srtp)
+    return -ENOTSUP;
+#endif
+  urtp_recvstream_t *r = calloc(1, sizeof(*r));
+  if (!r)
+    return -ENOMEM;
+  r->cfg = *cfg;
+  r->cfg.params = NULL;
+  r->cfg.params_len = 0;
+  if (!r->cfg.clock_rate)
+    r->cfg.clock_rate = urtp_codec_clock_rate(cfg->codec);
+  if (!r->cfg.source_timeout)
+    r->cfg.source_timeout = URTP_RECVSTREAM_SOURCE_TIMEOUT;
+  if (!r->cfg.reorder_window)
+    r->cfg.reorder_window = URTP_RECVSTREAM_WINDOW;
+  if (!r->cfg.max_packet)
+    r->cfg.max_packet = 1500;
+  pthread_mutex_init(&r->snap_lock, NULL);
+
+  int err = -ENOMEM;
+  urtp_source_config_t sc = {
+    .ssrc = cfg->ssrc,
+    .timeout = r->cfg.source_timeout,
+    .max_packet = r->cfg.max_packet,
+    /* a jump back within the reorder window is reordering, not a restart */
+    .max_misorder = r->cfg.reorder_window > URTP_SOURCE_MAX_MISORDER ?
+                    (unsigned)r->cfg.reorder_window : 0,
+  };
+  if ((err = urtp_source_init(&r->src, &sc)) < 0)
+    goto fail;
+  err = -EINVAL;
+  if (!(r->depay = make_depay(r)))
+    goto fail;
+  if ((err = set_params(r, cfg->params, cfg->params_len)) < 0)
+    goto fail;
+  urtp_timing_init(&r->timing, r->cfg.clock_rate, 0, 0);
+#ifdef URTP_HAVE_SRTP
+  if (cfg->srtp) {
+    if ((err = urtp_srtp_init(&r->srtp, cfg->srtp)) < 0)
+      goto fail;
+    r->srtp_ready = true;
+  }
+#endif
+#ifdef URTP_HAVE_ZRTP_EP
+  /* the first sync sets the keys up if there are any already */
+  if (cfg->zrtp)
+    r->zrtp_serial = urtp_zrtp_ep_serial(cfg->zrtp) - 1;
+#endif
+  publish(r);
+  *out = r;
+  return 0;
+fail:
+  urtp_recvstream_free(r);
+  return err;
+}
+
+void urtp_recvstream_free(urtp_recvstream_t *r)
+{
+  if (!r)
+    return;
+  urtp_depay_free(r->depay);
+  urtp_source_destroy(&r->src);
+#ifdef URTP_HAVE_SRTP
+  urtp_srtp_destroy(&r->srtp);
+#endif
+  free(r->params);
+  pthread_mutex_destroy(&r->snap_lock);
+  free(r);
+}
+
+int urtp_recvstream_set_format(urtp_recvstream_t *r, urtp_codec_t codec, int pt,
+                               uint32_t clock_rate, bool donl, const uint8_t *params,
+                               size_t params_len)
+{
+  if ((unsigned)codec > URTP_CODEC_OPUS || pt < -1 || pt > 127)
+    return -EINVAL;
+  urtp_recvstream_config_t old = r->cfg;
+  r->cfg.codec = codec;
+  r->cfg.pt = pt;
+  r->cfg.donl = donl;
+  r->cfg.clock_rate = clock_rate ? clock_rate : urtp_codec_clock_rate(codec);
+  urtp_depay_t *d = make_depay(r);
+  if (!d) {
+    r->cfg = old;
+    return -EINVAL;
+  }
+  int err = set_params(r, params, params_len);
+  if (err < 0) {
+    urtp_depay_free(d);
+    r->cfg = old;
+    return err;
+  }
+  /* what the old depayloader still holds is not output: a new format
+   * starts with a new stream */
+  depay_stats_add(&r->depay_base, urtp_depay_stats(r->depay));
+  urtp_depay_free(r->depay);
+  r->depay = d;
+  urtp_timing_init(&r->timing, r->cfg.clock_rate, 0, 0);
+  r->discont = true;
+  publish(r);
+  return 0;
+}
+
+/* ---- receiving ---- */
+
+#ifdef URTP_HAVE_ZRTP_EP
+static socklen_t addr_len(const struct sockaddr_storage *a)
+{
+  return a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+/* ZRTP on the stream's socket. Returns whether the datagram goes on. */
+static bool zrtp_filter(urtp_recvstream_t *r, const uint8_t *pkt, size_t len,
+                        const struct sockaddr_storage *from, const struct sockaddr_storage **nokeys)
+{
+  urtp_zrtp_ep_t *ep = r->cfg.zrtp;
+  if (len >= 1 && (pkt[0] >> 4) == 1 && urtp_zrtp_is_zrtp(pkt, len)) {
+    r->st.zrtp++;
+    if (from)
+      urtp_zrtp_ep_recv(ep, pkt, len, (const struct sockaddr *)from, addr_len(from));
+    return false;
+  }
+  int serial = r->zrtp_serial;
+  r->srtp_ready = urtp_zrtp_ep_sync_srtp(ep, &r->srtp, &r->zrtp_serial, false, 0,
+                                         r->cfg.replay_window);
+  if (r->srtp_ready && r->zrtp_serial != serial) {
+    if (r->zrtp_had_keys) {
+      /* keys of a new exchange replaced the ones in use: the sender
+       * started over, and the old source can no longer authenticate */
+      urtp_recvstream_event_t e = { .kind = URTP_RECVSTREAM_EV_REKEYED };
+      urtp_source_reset(&r->src);
+      new_stream(r);
+      queue_event(r, &e);
+      r->st.rekeys++;
+    }
+    r->zrtp_had_keys = true;
+  }
+  if (r->srtp_ready)
+    return true;
+  /* this side may have restarted while the sender kept its keys */
+  if (from)
+    *nokeys = from;
+  if (r->cfg.zrtp_allow_clear) {
+    r->st.zrtp_clear++;
+    return true;
+  }
+  r->st.zrtp_dropped++;
+  return false;
+}
+#endif
+
+/* One datagram; `authed` and `nokeys` collect, per batch, what the ZRTP
+ * endpoint is told once. */
+static void push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
+                     const struct sockaddr_storage *from, uint64_t now,
+                     const struct sockaddr_storage **authed,
+                     const struct sockaddr_storage **nokeys)
+{
+  r->st.datagrams++;
+#ifdef URTP_HAVE_ZRTP_EP
+  if (r->cfg.zrtp && !zrtp_filter(r, pkt, len, from, nokeys))
+    return;
+#else
+  (void)nokeys;
+#endif
+#ifdef URTP_HAVE_SRTP
+  if (r->srtp_ready) {
+    /* verified and decrypted in place; a rejected datagram is counted by
+     * the SRTP context and goes no further */
+    int n = urtp_srtp_unprotect(&r->srtp, pkt, len);
+    if (n < 0)
+      return;
+    len = (size_t)n;
+    *authed = from;
+  }
+#else
+  (void)authed;
+#endif
+  if (urtp_rtp_parse(pkt, len, &r->cur) != 0) {
+    r->st.malformed_rtp++;
+    return;
+  }
+  if (r->cfg.pt >= 0 && r->cur.hdr.pt != r->cfg.pt) {
+    r->st.wrong_pt++;
+    return;
+  }
+  r->cur_raw = pkt;
+  urtp_source_push(&r->src, pkt, len, r->cur.hdr.ssrc, r->cur.hdr.seq, now, on_packet,
+                   on_source_event, r);
+  r->cur_raw = NULL;
+}
+
+static void after_batch(urtp_recvstream_t *r, const struct sockaddr_storage *authed,
+                        const struct sockaddr_storage *nokeys)
+{
+#ifdef URTP_HAVE_ZRTP_EP
+  if (r->cfg.zrtp) {
+    if (authed)
+      urtp_zrtp_ep_peer_srtp_ok(r->cfg.zrtp, (const struct sockaddr *)authed, addr_len(authed));
+    if (nokeys)
+      urtp_zrtp_ep_media_without_keys(r->cfg.zrtp, (const struct sockaddr *)nokeys,
+                                      addr_len(nokeys));
+  }
+#else
+  (void)authed;
+  (void)nokeys;
+#endif
+  publish(r);
+}
+
+void urtp_recvstream_push(urtp_recvstream_t *r, const urtp_dgram_t *dgrams, size_t n,
+                          uint64_t now)
+{
+  const struct sockaddr_storage *authed = NULL, *nokeys = NULL;
+  for (size_t i = 0; i < n; i++)
+    push_one(r, dgrams[i].data, dgrams[i].len, dgrams[i].from, now, &authed, &nokeys);
+  after_batch(r, authed, nokeys);
+}
+
+void urtp_recvstream_push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
+                              const struct sockaddr_storage *from, uint64_t now)
+{
+  const struct sockaddr_storage *authed = NULL, *nokeys = NULL;
+  push_one(r, pkt, len, from, now, &authed, &nokeys);
+  after_batch(r, authed, nokeys);
+}
+
+void urtp_recvstream_expire(urtp_recvstream_t *r, uint64_t now)
+{
+  urtp_source_expire(&r->src, now, on_packet, on_source_event, r);
+  urtp_depay_expire(r->depay, now, r->cfg.latency);
+  publish(r);
+}
+
+uint64_t urtp_recvstream_deadline(const urtp_recvstream_t *r)
+{
+  uint64_t a = urtp_depay_deadline(r->depay, r->cfg.latency);
+  uint64_t b = urtp_source_deadline(&r->src);
+  return a < b ? a : b;
+}
+
+void urtp_recvstream_flush(urtp_recvstream_t *r)
+{
+  urtp_depay_flush(r->depay, true);
+  publish(r);
+}
+
+void urtp_recvstream_resync(urtp_recvstream_t *r)
+{
+  urtp_depay_restart(r->depay);
+  r->discont = true;
+  publish(r);
+}
+
+/* ---- output ---- */
+
+/* Parameter sets repeated after the first slice of an access unit
+ * (rtph264pay with config-interval=-1 puts SPS and PPS before every IDR
+ * slice) start a new access unit by the letter of H.264 7.4.1.2.3 and
+ * H.265 7.4.2.4.4, so parsers split the picture. Drops such repeats when
+ * they are identical to a parameter set earlier in the AU. Only keyframes
+ * are scanned, and the AU is compacted in place when there is something to
+ * drop. */
+#define MAX_PARAM_SETS 32
+
+static bool is_repeat(const urtp_nal_t *ps, size_t nps, const urtp_nal_t *nal)
+{
+  for (size_t i = 0; i < nps; i++)
+    if (ps[i].len == nal->len && memcmp(ps[i].data, nal->data, nal->len) == 0)
+      return true;
+  return false;
+}
+
+static void drop_repeated_param_sets(urtp_codec_t codec, urtp_au_t *au)
+{
+  const urtp_h26x_desc_t *desc = urtp_h26x_desc(codec);
+  urtp_nal_t ps[MAX_PARAM_SETS], nal;
+  urtp_scl_iter_t it;
+  size_t nps = 0, out_len = 0;
+  bool seen_vcl = false, drop = false;
+  const uint8_t *prev_end = au->data;
+
+  if (!desc)
+    return;
+  urtp_scl_iter_init(&it, au->data, au->len);
+  while (urtp_scl_next(&it, &nal)) {
+    if (nal.len < desc->hdr_len)
+      return;
+    /* In-place compaction below needs 4 bytes before every NAL unit, as
+     * the depayloader writes them; a 3-byte start code inside a
+     * (malformed) NAL unit would make the output outgrow the input. */
+    if (nal.data < prev_end + 4)
+      return;
+    prev_end = nal.data + nal.len;
+    unsigned type = urtp_h26x_type(desc, nal.data);
+    bool repeat = false;
+    if (urtp_h26x_is_vcl(desc, type)) {
+      seen_vcl = true;
+    } else if (urtp_h26x_is_param_set(desc, type)) {
+      repeat = seen_vcl && is_repeat(ps, nps, &nal);
+      if (!repeat) {
+        if (nps == MAX_PARAM_SETS)
+          return;
+        ps[nps++] = nal;
+      }
+    }
+    if (repeat)
+      drop = true;
+    else
+      out_len += 4 + nal.len;
+  }
+  if (!drop)
+    return;
+
+  /* Kept NAL units move towards the start, never past bytes still to be
+   * read; the parameter sets compared against are tracked where they move. */
+  uint8_t *w = au->data;
+  nps = 0;
+  seen_vcl = false;
+  urtp_scl_iter_init(&it, au->data, au->len);
+  while (urtp_scl_next(&it, &nal)) {
+    unsigned type = urtp_h26x_type(desc, nal.data);
+    bool ps_type = urtp_h26x_is_param_set(desc, type);
+    if (urtp_h26x_is_vcl(desc, type))
+      seen_vcl = true;
+    else if (ps_type && seen_vcl && is_repeat(ps, nps, &nal))
+      continue;
+    memmove(w + 4, nal.data, nal.len);
+    w[0] = 0;
+    w[1] = 0;
+    w[2] = 0;
+    w[3] = 1;
+    if (ps_type) {
+      ps[nps].data = w + 4;
+      ps[nps++].len = nal.len;
+    }
+    w += 4 + nal.len;
+  }
+  au->len = out_len;
+}
+
+bool urtp_recvstream_pop(urtp_recvstream_t *r, urtp_frame_t *f)
+{
+  urtp_au_t au;
+  while (urtp_depay_pop(r->depay, &au)) {
+    bool opus = r->cfg.codec == URTP_CODEC_OPUS;
+    if (!opus && (au.flags & URTP_AU_KEYFRAME))
+      drop_repeated_param_sets(r->cfg.codec, &au);
+    if (au.len == 0) {
+      urtp_depay_release(au.data);
+      continue;
+    }
+    f->au = au;
+    f->pts = au.pts;
+    f->ssrc = au.ssrc;
+    f->flags = au.flags;
+    if (r->discont || (au.flags & URTP_AU_DISCONT))
+      f->flags |= URTP_FRAME_DISCONT;
+    r->discont = false;
+    if (r->params_due && !opus)
+      f->flags |= URTP_FRAME_PARAMS;
+    r->params_due = false;
+    r->st.frames++;
+    publish(r);
+    return true;
+  }
+  return false;
+}
+
+bool urtp_recvstream_next_event(urtp_recvstream_t *r, urtp_recvstream_event_t *ev)
+{
+  if (r->ev_len == 0)
+    return false;
+  *ev = r->ev[r->ev_head];
+  r->ev_head = (r->ev_head + 1) % EVENTS;
+  r->ev_len--;
+  return true;
+}
+
+const uint8_t *urtp_recvstream_params(const urtp_recvstream_t *r, size_t *len)
+{
+  *len = r->params_len;
+  return r->params;
+}

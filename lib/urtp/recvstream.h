@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * recvstream.h - a receiving stream: datagrams in, access units out.
+ *
+ * Everything a receiver of one RTP stream does between the socket and the
+ * decoder, for H.264, H.265, H.266 and Opus:
+ *
+ *   datagram --> ZRTP? ---------------------> the key agreement (zrtp_ep.h)
+ *            --> SRTP unprotect in place (keys given, or agreed by ZRTP)
+ *            --> RTP header parsed once, payload type checked
+ *            --> source layer (source.h): which SSRC is followed
+ *            --> reordering and reassembly (depay.h)
+ *            --> timing (timing.h): presentation time on the caller's clock
+ *            --> access unit, with the session's parameter sets in band
+ *                before the first one and after every change of source
+ *
+ * The caller owns the socket (net.h): it receives batches and passes them
+ * here with the time they arrived, then pops access units. The stream
+ * itself does no I/O (ZRTP answers go out through the endpoint), so it
+ * runs the same on a real socket and under a virtual clock in tests.
+ *
+ * Promises:
+ *  - Nothing from the wire is trusted: every datagram is counted exactly
+ *    once in urtp_recvstream_stats_t (see there), and what does not belong
+ *    to the stream never reaches the output.
+ *  - A change of source (another SSRC took over, or the current one
+ *    restarted its numbering) resets reordering, reassembly and timing
+ *    together; the next access unit is flagged URTP_FRAME_DISCONT and
+ *    carries the parameter sets, and an event names both SSRCs.
+ *  - Presentation times are on the caller's clock (the one `now` is read
+ *    from), anchored on the access unit that is output, skew-corrected.
+ *  - Packets in order are copied once, into the access unit; nothing
+ *    allocates per packet. Memory is bounded by the configuration.
+ *  - urtp_recvstream_stats() may be called from any thread at any time; it
+ *    returns the counters as of the end of the last call that changed
+ *    them, and waits at most for a copy of them, never for a batch.
+ *  - Everything else: one thread at a time.
+ */
+#ifndef URTP_RECVSTREAM_H
+#define URTP_RECVSTREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "codec.h"
+#include "depay.h"
+#include "net.h"
+#include "source.h"
+#include "srtp.h"
+
+/* Defaults. */
+#define URTP_RECVSTREAM_LATENCY 50000000ull         /* ns a gap is waited for */
+#define URTP_RECVSTREAM_SOURCE_TIMEOUT 500000000ull /* ns of silence before another SSRC may take over */
+#define URTP_RECVSTREAM_WINDOW 1024                 /* packets of reordering */
+
+typedef struct urtp_zrtp_ep urtp_zrtp_ep_t;
+
+typedef struct urtp_recvstream_config {
+  urtp_codec_t codec;
+  int pt;                   /* expected payload type; -1: any */
+  uint32_t clock_rate;      /* 0: the codec's */
+  int64_t ssrc;             /* follow only this SSRC; -1: any (source.h) */
+  uint64_t source_timeout;  /* ns; 0: URTP_RECVSTREAM_SOURCE_TIMEOUT */
+  uint64_t latency;         /* ns a missing packet is waited for; 0: none */
+  size_t reorder_window;    /* packets; 0: URTP_RECVSTREAM_WINDOW */
+  size_t max_packet;        /* largest RTP packet kept aside; 0: 1500 */
+  size_t max_au_size;       /* bytes; 0: URTP_DEPAY_DEFAULT_MAX_AU */
+  urtp_loss_policy_t loss_policy;
+  bool wait_for_keyframe;
+  bool donl;                /* H.265 with sprop-max-don-diff > 0 */
+  /* Parameter sets to put in band (Annex-B, e.g. from sprop-* with
+   * urtp_params); copied. */
+  const uint8_t *params;
+  size_t params_len;
+  /* SRTP with a static key (NULL: none), or keys agreed by ZRTP on the
+   * stream's socket (NULL: none); not both. */
+  const urtp_srtp_config_t *srtp;
+  urtp_zrtp_ep_t *zrtp;
+  bool zrtp_allow_clear;    /* accept media in clear while ZRTP has no keys */
+  unsigned replay_window;   /* SRTP replay window with ZRTP; 0: libsrtp2's */
+} urtp_recvstream_config_t;
+
+/* Frame flags (beyond urtp_au_t's). */
+enum {
+  URTP_FRAME_DISCONT = 1 << 8,   /* something is missing before it (loss,
+                                  * dropped access units, a new source) */
+  URTP_FRAME_PARAMS = 1 << 9,    /* put urtp_recvstream_params() before it */
+};
+
+typedef struct urtp_frame {
+  urtp_au_t au;             /* data: release with urtp_depay_release() */
+  uint64_t pts;             /* on the caller's clock */
+  uint32_t ssrc;
+  uint32_t flags;           /* URTP_AU_* and URTP_FRAME_* */
+} urtp_frame_t;
+
+typedef enum urtp_recvstream_event_kind {
+  URTP_RECVSTREAM_EV_SOURCE,  /* source.h event: first source, change, restart */
+  URTP_RECVSTREAM_EV_REKEYED, /* ZRTP agreed new keys: the peer started over */
+} urtp_recvstream_event_kind_t;
+
+typedef struct urtp_recvstream_event {
+  urtp_recvstream_event_kind_t kind;
+  urtp_source_event_t source;
+} urtp_recvstream_event_t;
+
+typedef struct urtp_recvstream_stats {
+  /* Every datagram offered is counted once in exactly one of:
+   * zrtp (handed to the key agreement), zrtp_dropped (clear media while
+   * ZRTP has no keys), srtp.auth_fail / srtp.replay / srtp.other,
+   * malformed_rtp (not RTP), wrong_pt, source.foreign / source.stray /
+   * source.held_dropped / source.pending, or the reorder window's
+   * delivered / duplicates / late (and pending in it). */
+  uint64_t datagrams;
+  uint64_t zrtp;
+  uint64_t zrtp_dropped;
+  uint64_t zrtp_clear;      /* passed in clear (zrtp_allow_clear) */
+  uint64_t malformed_rtp;
+  uint64_t wrong_pt;
+  urtp_srtp_stats_t srtp;
+  urtp_source_stats_t source;
+  urtp_depay_stats_t depay; /* packets, access units, loss, reordering */
+  uint64_t frames;          /* popped */
+  uint64_t timing_resets;   /* the mapping re-anchored on a timestamp jump */
+  int64_t skew;             /* ns: the current transit delay estimate */
+  uint64_t rekeys;
+  uint32_t ssrc;            /* the current source */
+  bool have_source;
+} urtp_recvstream_stats_t;
+
+typedef struct urtp_recvstream urtp_recvstream_t;
+
+/* Returns 0, -EINVAL for a bad configuration, -ENOMEM, or an SRTP error. */
+int urtp_recvstream_new(const urtp_recvstream_config_t *cfg, urtp_recvstream_t **out);
+void urtp_recvstream_free(urtp_recvstream_t *r);
+
+/* Offers n received datagrams (net.h) that arrived at now. */
+void urtp_recvstream_push(urtp_recvstream_t *r, const urtp_dgram_t *dgrams, size_t n,
+                          uint64_t now);
+
+/* The same for one datagram; from may be NULL. */
+void urtp_recvstream_push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
+                              const struct sockaddr_storage *from, uint64_t now);
+
+/* Gives up on what has waited long enough: gaps (latency) and a source
+ * waiting to take over. */
+void urtp_recvstream_expire(urtp_recvstream_t *r, uint64_t now);
+
+/* When urtp_recvstream_expire() next has work; UINT64_MAX if none. */
+uint64_t urtp_recvstream_deadline(const urtp_recvstream_t *r);
+
+/* Takes the next access unit. */
+bool urtp_recvstream_pop(urtp_recvstream_t *r, urtp_frame_t *f);
+
+/* Takes the next event (at most 16 are kept; older ones are dropped). */
+bool urtp_recvstream_next_event(urtp_recvstream_t *r, urtp_recvstream_event_t *ev);
+
+/* The parameter sets of URTP_FRAME_PARAMS (Annex-B), or NULL. */
+const uint8_t *urtp_recvstream_params(const urtp_recvstream_t *r, size_t *len);
+
+/* End of stream: gives up every gap and finishes the access unit in
+ * progress. */
+void urtp_recvstream_flush(urtp_recvstream_t *r);
+
+/* Forgets the stream position without counting anything lost (after a
+ * pause: what arrived meanwhile was dropped by the caller): reordering and
+ * reassembly restart, the source and the timing are kept, the next access
+ * unit is flagged DISCONT. */
+void urtp_recvstream_resync(urtp_recvstream_t *r);
+
+/* Changes the format (codec, payload type, DONL, parameter sets) while
+ * running; the counters carry on. Returns 0, -EINVAL or -ENOMEM. */
+int urtp_recvstream_set_format(urtp_recvstream_t *r, urtp_codec_t codec, int pt,
+                               uint32_t clock_rate, bool donl, const uint8_t *params,
+                               size_t params_len);
+
+/* Thread-safe snapshot of the counters. */
+void urtp_recvstream_stats(urtp_recvstream_t *r, urtp_recvstream_stats_t *out);
+
+#endif
