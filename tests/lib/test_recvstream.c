@@ -1,0 +1,670 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * urtp_recvstream: datagrams in, access units out, on a virtual clock.
+ *
+ * Senders here are lib's own packetizer (urtp_pay) with their own SSRC,
+ * sequence numbers and timestamps; every datagram goes into the stream
+ * with the time it "arrived". What comes out is checked byte for byte
+ * against the access units sent (Annex-B, 4-byte start codes), its
+ * presentation time against the arrival clock, its flags and the events,
+ * and the counters add up to the datagrams offered.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "urtp/batch.h"
+#include "urtp/pay.h"
+#include "urtp/recvstream.h"
+#include "urtp/rtp.h"
+#include "urtp/srtp.h"
+
+#define MS 1000000ull
+#define SEC 1000000000ull
+#define PT 96
+#define MAX_AU 65536
+#define MAX_FRAMES 512
+
+/* ---- access units ---- */
+
+typedef struct au {
+  size_t annexb_len;
+  urtp_nal_t nals[8];
+  size_t n;
+  bool key;
+  uint8_t annexb[MAX_AU];   /* as the receiver must output it */
+  uint8_t raw[MAX_AU];      /* NAL units back to back */
+} au_t;
+
+static uint64_t rng = 1;
+
+/* H.265 NAL unit of type with len bytes (header included), emulation-free
+ * body (never two zero bytes in a row). */
+static void add_nal(au_t *a, unsigned type, size_t len)
+{
+  size_t off = a->n ? (size_t)(a->nals[a->n - 1].data + a->nals[a->n - 1].len - a->raw) : 0;
+  uint8_t *p = a->raw + off;
+  p[0] = (uint8_t)(type << 1);
+  p[1] = 1;
+  for (size_t i = 2; i < len; i++)
+    p[i] = (uint8_t)(1 + tap_rand(&rng) % 255);
+  a->nals[a->n].data = p;
+  a->nals[a->n].len = len;
+  a->n++;
+  static const uint8_t sc[4] = { 0, 0, 0, 1 };
+  memcpy(a->annexb + a->annexb_len, sc, 4);
+  memcpy(a->annexb + a->annexb_len + 4, p, len);
+  a->annexb_len += 4 + len;
+}
+
+/* Access unit i of a stream with a keyframe every `gop`: VPS, SPS, PPS and
+ * an IDR slice, else one trailing slice; sizes spread over several FUs. */
+static void make_au(au_t *a, int i, int gop)
+{
+  memset(a, 0, offsetof(au_t, annexb));
+  a->key = i % gop == 0;
+  if (a->key) {
+    add_nal(a, 32, 24);
+    add_nal(a, 33, 40);
+    add_nal(a, 34, 12);
+    add_nal(a, 19, 6000 + (size_t)(tap_rand(&rng) % 4000));
+  } else {
+    add_nal(a, 1, 200 + (size_t)(tap_rand(&rng) % 3000));
+  }
+}
+
+/* ---- a sender ---- */
+
+typedef struct sender {
+  urtp_pay_t pay;
+  urtp_batch_t batch;
+  uint32_t ts0;
+  uint8_t dg[64][1500];     /* the datagrams of the last AU */
+  size_t dg_len[64], ndg;
+} sender_t;
+
+static void sender_init(sender_t *s, uint32_t ssrc, uint16_t seq, uint32_t ts0)
+{
+  memset(s, 0, sizeof(*s));
+  urtp_pay_config_t c = { .codec = URTP_CODEC_H265, .pt = PT, .ssrc = ssrc, .seq_start = seq,
+                          .mtu = 1400 };
+  urtp_pay_init(&s->pay, &c);
+  urtp_batch_init(&s->batch);
+  s->ts0 = ts0;
+}
+
+static void sender_free(sender_t *s)
+{
+  urtp_pay_destroy(&s->pay);
+  urtp_batch_free(&s->batch);
+}
+
+/* Packetizes access unit `a`, frame number i (30 fps timestamps). */
+static void sender_au(sender_t *s, const au_t *a, int i)
+{
+  urtp_batch_clear(&s->batch);
+  urtp_pay_nals(&s->pay, a->nals, a->n, s->ts0 + (uint32_t)i * 3000u, true, &s->batch);
+  s->ndg = 0;
+  for (size_t k = 0; k < s->batch.npkts && k < 64; k++)
+    s->dg_len[s->ndg++] = urtp_batch_copy_pkt(&s->batch, k, s->dg[k], 1500);
+}
+
+/* ---- the receiver's side ---- */
+
+typedef struct frame {
+  uint8_t *data;
+  size_t len;
+  uint64_t pts;
+  uint32_t flags, ssrc;
+} frame_t;
+
+static frame_t frames[MAX_FRAMES];
+static size_t nframes;
+
+static void drain(urtp_recvstream_t *r)
+{
+  urtp_frame_t f;
+  while (urtp_recvstream_pop(r, &f)) {
+    if (nframes < MAX_FRAMES) {
+      frame_t *o = &frames[nframes++];
+      o->data = malloc(f.au.len);
+      memcpy(o->data, f.au.data, f.au.len);
+      o->len = f.au.len;
+      o->pts = f.pts;
+      o->flags = f.flags;
+      o->ssrc = f.ssrc;
+    }
+    urtp_depay_release(f.au.data);
+  }
+}
+
+static void frames_reset(void)
+{
+  for (size_t i = 0; i < nframes; i++)
+    free(frames[i].data);
+  nframes = 0;
+}
+
+static void deliver(urtp_recvstream_t *r, sender_t *s, uint64_t now)
+{
+  for (size_t k = 0; k < s->ndg; k++)
+    urtp_recvstream_push_one(r, s->dg[k], s->dg_len[k], NULL, now);
+  drain(r);
+}
+
+static urtp_recvstream_t *mkstream(const urtp_recvstream_config_t *extra)
+{
+  urtp_recvstream_config_t c = { .codec = URTP_CODEC_H265, .pt = PT, .ssrc = -1,
+                                 .latency = 50 * MS };
+  if (extra)
+    c = *extra;
+  urtp_recvstream_t *r = NULL;
+  return urtp_recvstream_new(&c, &r) == 0 ? r : NULL;
+}
+
+/* Every datagram offered is in exactly one counter (recvstream.h). */
+static uint64_t accounted(urtp_recvstream_t *r)
+{
+  urtp_recvstream_stats_t st;
+  urtp_recvstream_stats(r, &st);
+  const urtp_reorder_stats_t *q = &st.depay.seq;
+  return st.zrtp + st.zrtp_dropped + st.srtp.auth_fail + st.srtp.replay + st.srtp.other +
+         st.malformed_rtp + st.wrong_pt + st.source.foreign + st.source.stray +
+         st.source.held_dropped + st.source.pending + q->delivered + q->duplicates + q->late;
+}
+
+/* ---- tests ---- */
+
+/* A stream in order: every access unit byte-exact, the first anchored on
+ * its arrival, each next one its timestamp distance later; parameter sets
+ * from the session description flagged once, before the first. */
+static void test_basic(void)
+{
+  static const uint8_t params[] = { 0, 0, 0, 1, 0x40, 0x01, 0xaa };
+  urtp_recvstream_config_t c = { .codec = URTP_CODEC_H265, .pt = PT, .ssrc = -1,
+                                 .latency = 50 * MS, .params = params,
+                                 .params_len = sizeof params };
+  urtp_recvstream_t *r = mkstream(&c);
+  REQUIRE(r);
+  size_t plen;
+  const uint8_t *p = urtp_recvstream_params(r, &plen);
+  CHECK(p && plen == sizeof params && memcmp(p, params, plen) == 0);
+  frames_reset();
+  static sender_t s;
+  static au_t a[40];
+  sender_init(&s, 0x1111, 65000, 0xfffff000u);
+  for (int i = 0; i < 40; i++) {
+    make_au(&a[i], i, 10);
+    sender_au(&s, &a[i], i);
+    deliver(r, &s, 5 * SEC + (uint64_t)i * SEC / 30);
+  }
+  REQUIRE(nframes == 40);
+  bool ok = true;
+  for (int i = 0; i < 40; i++) {
+    ok &= frames[i].len == a[i].annexb_len &&
+          memcmp(frames[i].data, a[i].annexb, a[i].annexb_len) == 0;
+    int64_t want = (int64_t)(5 * SEC + (uint64_t)i * SEC / 30);
+    ok &= llabs((int64_t)frames[i].pts - want) <= 1;
+    ok &= frames[i].ssrc == 0x1111;
+    ok &= !!(frames[i].flags & URTP_AU_KEYFRAME) == a[i].key;
+    ok &= !!(frames[i].flags & URTP_FRAME_PARAMS) == (i == 0);
+    ok &= !!(frames[i].flags & URTP_FRAME_DISCONT) == (i == 0);
+  }
+  CHECK(ok);
+  urtp_recvstream_event_t ev;
+  REQUIRE(urtp_recvstream_next_event(r, &ev));
+  CHECK_EQ(ev.kind, URTP_RECVSTREAM_EV_SOURCE);
+  CHECK_EQ(ev.source.kind, URTP_SOURCE_FIRST);
+  CHECK_EQ(ev.source.new_ssrc, 0x1111);
+  CHECK(!urtp_recvstream_next_event(r, &ev));
+  urtp_recvstream_stats_t st;
+  urtp_recvstream_stats(r, &st);
+  CHECK_EQ(st.frames, 40);
+  CHECK_EQ(st.depay.seq.lost, 0);
+  CHECK_EQ(st.depay.seq.reordered, 0);
+  CHECK(st.have_source && st.ssrc == 0x1111);
+  CHECK_EQ(accounted(r), st.datagrams);
+  sender_free(&s);
+  urtp_recvstream_free(r);
+  frames_reset();
+}
+
+/* The sender restarts with a new SSRC, sequence numbers and timestamps
+ * 100 ms after its last packet: the new stream waits for the source
+ * timeout, then comes out from its first access unit on, flagged, with
+ * its parameter sets, presentation times on the arrival clock. */
+static void test_restart_new_ssrc(void)
+{
+  urtp_recvstream_config_t c = { .codec = URTP_CODEC_H265, .pt = PT, .ssrc = -1,
+                                 .latency = 50 * MS, .source_timeout = 300 * MS };
+  urtp_recvstream_t *r = mkstream(&c);
+  REQUIRE(r);
+  frames_reset();
+  static sender_t s1, s2;
+  static au_t a[30];
+  sender_init(&s1, 0xAAAA, 100, 1000);
+  sender_init(&s2, 0xBBBB, 40000, 0x70000000u);
+  uint64_t t0 = 3 * SEC, t;
+  for (int i = 0; i < 15; i++) {
+    make_au(&a[i], i, 30);
+    sender_au(&s1, &a[i], i);
+    deliver(r, &s1, t0 + (uint64_t)i * SEC / 30);
+  }
+  uint64_t last_a = t0 + 14 * SEC / 30;
+  uint64_t b0 = last_a + 100 * MS;
+  for (int i = 0; i < 15; i++) {
+    make_au(&a[15 + i], i, 30);
+    sender_au(&s2, &a[15 + i], i);
+    t = b0 + (uint64_t)i * SEC / 30;
+    if (urtp_recvstream_deadline(r) <= t) {
+      CHECK_EQ(urtp_recvstream_deadline(r), last_a + 300 * MS);
+      urtp_recvstream_expire(r, urtp_recvstream_deadline(r));
+      drain(r);
+    }
+    deliver(r, &s2, t);
+  }
+  REQUIRE(nframes == 30);
+  bool ok = true;
+  for (int i = 0; i < 30; i++) {
+    ok &= frames[i].len == a[i].annexb_len &&
+          memcmp(frames[i].data, a[i].annexb, a[i].annexb_len) == 0;
+    uint64_t want = i < 15 ? t0 + (uint64_t)i * SEC / 30 : b0 + (uint64_t)(i - 15) * SEC / 30;
+    ok &= llabs((int64_t)frames[i].pts - (int64_t)want) <= 1;
+    ok &= frames[i].ssrc == (i < 15 ? 0xAAAAu : 0xBBBBu);
+    ok &= !!(frames[i].flags & URTP_FRAME_DISCONT) == (i == 0 || i == 15);
+  }
+  CHECK(ok);
+  urtp_recvstream_event_t ev;
+  REQUIRE(urtp_recvstream_next_event(r, &ev));
+  REQUIRE(urtp_recvstream_next_event(r, &ev));
+  CHECK_EQ(ev.source.kind, URTP_SOURCE_CHANGE);
+  CHECK_EQ(ev.source.reason, URTP_SOURCE_REASON_TIMEOUT);
+  CHECK_EQ(ev.source.old_ssrc, 0xAAAA);
+  CHECK_EQ(ev.source.new_ssrc, 0xBBBB);
+  urtp_recvstream_stats_t st;
+  urtp_recvstream_stats(r, &st);
+  CHECK_EQ(st.depay.seq.lost, 0);
+  CHECK_EQ(st.depay.dropped_aus, 0);
+  CHECK_EQ(accounted(r), st.datagrams);
+  sender_free(&s1);
+  sender_free(&s2);
+  urtp_recvstream_free(r);
+  frames_reset();
+}
+
+/* The sender restarts keeping its SSRC (fixed ssrc property) but with new
+ * sequence numbers and timestamps: the jump is confirmed, the numbering
+ * and the timing start over, presentation stays on the arrival clock (it
+ * used to jump by hours). */
+static void test_restart_same_ssrc(void)
+{
+  urtp_recvstream_t *r = mkstream(NULL);
+  REQUIRE(r);
+  frames_reset();
+  static sender_t s1, s2;
+  static au_t a[20];
+  sender_init(&s1, 0xCCCC, 10, 5);
+  sender_init(&s2, 0xCCCC, 30000, 0x9a000000u);
+  for (int i = 0; i < 20; i++) {
+    make_au(&a[i], i % 10, 10);
+    sender_t *s = i < 10 ? &s1 : &s2;
+    sender_au(s, &a[i], i % 10);
+    deliver(r, s, SEC + (uint64_t)i * SEC / 30);
+  }
+  REQUIRE(nframes == 20);
+  bool ok = true;
+  for (int i = 0; i < 20; i++) {
+    ok &= frames[i].len == a[i].annexb_len &&
+          memcmp(frames[i].data, a[i].annexb, a[i].annexb_len) == 0;
+    ok &= llabs((int64_t)frames[i].pts - (int64_t)(SEC + (uint64_t)i * SEC / 30)) <= 1;
+    ok &= !!(frames[i].flags & URTP_FRAME_DISCONT) == (i == 0 || i == 10);
+  }
+  CHECK(ok);
+  urtp_recvstream_stats_t st;
+  urtp_recvstream_stats(r, &st);
+  CHECK_EQ(st.source.restarts, 1);
+  CHECK_EQ(st.depay.seq.lost, 0);
+  CHECK_EQ(st.timing_resets, 0);   /* the restart re-anchored, not a jump */
+  sender_free(&s1);
+  sender_free(&s2);
+  urtp_recvstream_free(r);
+  frames_reset();
+}
+
+/* A stray valid RTP packet of another SSRC first, then random datagrams
+ * between the stream's packets: the stream comes out whole. */
+static void test_strangers(void)
+{
+  urtp_recvstream_t *r = mkstream(NULL);
+  REQUIRE(r);
+  frames_reset();
+  static sender_t s, x;
+  static au_t a[30], junk;
+  sender_init(&s, 0x1234, 1, 1);
+  sender_init(&x, 0xBAD, 777, 1);
+  make_au(&junk, 1, 10);
+  sender_au(&x, &junk, 0);
+  urtp_recvstream_push_one(r, x.dg[0], x.dg_len[0], NULL, SEC / 2);
+  uint8_t garbage[200];
+  for (int i = 0; i < 30; i++) {
+    make_au(&a[i], i, 10);
+    sender_au(&s, &a[i], i);
+    uint64_t t = SEC + (uint64_t)i * SEC / 30;
+    for (size_t k = 0; k < s.ndg; k++) {
+      for (int g = 0; g < 3; g++) {
+        size_t n = 1 + tap_rand(&rng) % sizeof garbage;
+        for (size_t b = 0; b < n; b++)
+          garbage[b] = (uint8_t)tap_rand(&rng);
+        if (g == 0 && n >= 12)
+          garbage[0] = 0x80;   /* looks like RTP */
+        urtp_recvstream_push_one(r, garbage, n, NULL, t);
+      }
+      urtp_recvstream_push_one(r, s.dg[k], s.dg_len[k], NULL, t);
+    }
+    drain(r);
+  }
+  REQUIRE(nframes == 30);
+  bool ok = true;
+  for (int i = 0; i < 30; i++)
+    ok &= frames[i].len == a[i].annexb_len &&
+          memcmp(frames[i].data, a[i].annexb, a[i].annexb_len) == 0 &&
+          frames[i].ssrc == 0x1234;
+  CHECK(ok);
+  urtp_recvstream_stats_t st;
+  urtp_recvstream_stats(r, &st);
+  CHECK(st.malformed_rtp + st.wrong_pt + st.source.foreign + st.source.pending > 0);
+  CHECK_EQ(st.depay.dropped_aus, 0);
+  CHECK_EQ(accounted(r), st.datagrams);
+  sender_free(&s);
+  sender_free(&x);
+  urtp_recvstream_free(r);
+  frames_reset();
+}
+
+/* One packet of the stream's SSRC 30000 numbers ahead: dropped alone,
+ * nothing lost, nothing late (it used to cost a thousand real packets and
+ * count 30000 phantom losses). */
+static void test_far_ahead(void)
+{
+  urtp_recvstream_t *r = mkstream(NULL);
+  REQUIRE(r);
+  frames_reset();
+  static sender_t s;
+  static au_t a[20];
+  sender_init(&s, 0x4242, 500, 0);
+  for (int i = 0; i < 20; i++) {
+    make_au(&a[i], i, 10);
+    sender_au(&s, &a[i], i);
+    uint64_t t = SEC + (uint64_t)i * SEC / 30;
+    if (i == 10) {
+      uint8_t fake[1500];
+      memcpy(fake, s.dg[0], s.dg_len[0]);
+      uint16_t seq = (uint16_t)(urtp_rtp_peek_seq(fake) + 30000);
+      fake[2] = (uint8_t)(seq >> 8);
+      fake[3] = (uint8_t)seq;
+      urtp_recvstream_push_one(r, fake, s.dg_len[0], NULL, t);
+    }
+    deliver(r, &s, t);
+  }
+  CHECK_EQ(nframes, 20);
+  urtp_recvstream_stats_t st;
+  urtp_recvstream_stats(r, &st);
+  CHECK_EQ(st.source.stray, 1);
+  CHECK_EQ(st.depay.seq.lost, 0);
+  CHECK_EQ(st.depay.seq.late, 0);
+  CHECK_EQ(accounted(r), st.datagrams);
+  sender_free(&s);
+  urtp_recvstream_free(r);
+  frames_reset();
+}
+
+/* Joining mid-GOP with wait-for-keyframe: the first access unit out is the
+ * keyframe, and its presentation time is its own arrival, not that of the
+ * first packet received (the anchor matches what is output). */
+static void test_keyframe_anchor(void)
+{
+  urtp_recvstream_config_t c = { .codec = URTP_CODEC_H265, .pt = PT, .ssrc = -1,
+                                 .latency = 50 * MS, .wait_for_keyframe = true };
+  urtp_recvstream_t *r = mkstream(&c);
+  REQUIRE(r);
+  frames_reset();
+  static sender_t s;
+  static au_t a[60];
+  sender_init(&s, 0x77, 9, 90000);
+  for (int i = 0; i < 60; i++) {
+    make_au(&a[i], i + 10, 45);   /* keyframe at i = 35 */
+    sender_au(&s, &a[i], i);
+    deliver(r, &s, 2 * SEC + (uint64_t)i * SEC / 30);
+  }
+  REQUIRE(nframes == 25);
+  CHECK(frames[0].flags & URTP_AU_KEYFRAME);
+  CHECK(memcmp(frames[0].data, a[35].annexb, a[35].annexb_len) == 0);
+  bool ok = true;
+  for (int i = 0; i < 25; i++)
+    ok &= llabs((int64_t)frames[i].pts - (int64_t)(2 * SEC + (uint64_t)(35 + i) * SEC / 30)) <= 1;
+  CHECK(ok);
+  sender_free(&s);
+  urtp_recvstream_free(r);
+  frames_reset();
+}
+
+/* After a pause the caller drops what queued meanwhile and resyncs: no
+ * loss is counted, the next access unit is flagged, presentation carries
+ * on from the arrivals. */
+static void test_resync(void)
+{
+  urtp_recvstream_t *r = mkstream(NULL);
+  REQUIRE(r);
+  frames_reset();
+  static sender_t s;
+  static au_t a[40];
+  sender_init(&s, 0x99, 1, 0);
+  for (int i = 0; i < 40; i++) {
+    make_au(&a[i], i, 10);
+    sender_au(&s, &a[i], i);
+    if (i == 10)
+      urtp_recvstream_resync(r);
+    if (i >= 10 && i < 20)
+      continue;   /* "paused": never read */
+    deliver(r, &s, SEC + (uint64_t)i * SEC / 30);
+  }
+  CHECK_EQ(nframes, 30);
+  CHECK(frames[10].flags & URTP_FRAME_DISCONT);
+  CHECK(memcmp(frames[10].data, a[20].annexb, a[20].annexb_len) == 0);
+  CHECK(llabs((int64_t)frames[10].pts - (int64_t)(SEC + 20 * SEC / 30)) <= 1);
+  urtp_recvstream_stats_t st;
+  urtp_recvstream_stats(r, &st);
+  CHECK_EQ(st.depay.seq.lost, 0);
+  sender_free(&s);
+  urtp_recvstream_free(r);
+  frames_reset();
+}
+
+/* Loss, reordering and duplication through the reorder window and the
+ * latency deadline: what comes out is byte-exact, and every datagram is
+ * accounted for. */
+static void test_impaired(void)
+{
+  urtp_recvstream_config_t c = { .codec = URTP_CODEC_H265, .pt = PT, .ssrc = -1,
+                                 .latency = 20 * MS, .loss_policy = URTP_LOSS_DROP_AU };
+  urtp_recvstream_t *r = mkstream(&c);
+  REQUIRE(r);
+  frames_reset();
+  static sender_t s;
+  static au_t a[200];
+  sender_init(&s, 0x5150, 60000, 0);
+  size_t exact = 0, mismatched = 0;
+  uint64_t t = SEC;
+  for (int i = 0; i < 200; i++) {
+    make_au(&a[i], i, 25);
+    sender_au(&s, &a[i], i);
+    /* swap neighbours, drop or duplicate now and then */
+    for (size_t k = 0; k < s.ndg; k++) {
+      uint64_t x = tap_rand(&rng) % 100;
+      size_t j = (x < 5 && k + 1 < s.ndg) ? k + 1 : k;
+      if (x >= 5 && x < 8)
+        continue;
+      urtp_recvstream_push_one(r, s.dg[j], s.dg_len[j], NULL, t);
+      if (j != k)
+        urtp_recvstream_push_one(r, s.dg[k], s.dg_len[k], NULL, t), k++;
+      if (x >= 8 && x < 10)
+        urtp_recvstream_push_one(r, s.dg[k], s.dg_len[k], NULL, t);
+    }
+    t += SEC / 30;
+    if (urtp_recvstream_deadline(r) <= t)
+      urtp_recvstream_expire(r, t);
+    drain(r);
+  }
+  urtp_recvstream_flush(r);
+  drain(r);
+  /* every frame out is one of those sent, whole */
+  for (size_t f = 0; f < nframes; f++) {
+    bool found = false;
+    for (int i = 0; i < 200 && !found; i++)
+      found = frames[f].len == a[i].annexb_len &&
+              memcmp(frames[f].data, a[i].annexb, a[i].annexb_len) == 0;
+    found ? exact++ : mismatched++;
+  }
+  printf("# %zu of 200 access units out, all whole: %s\n", nframes, mismatched ? "no" : "yes");
+  CHECK_EQ(mismatched, 0);
+  CHECK(nframes > 50);
+  urtp_recvstream_stats_t st;
+  urtp_recvstream_stats(r, &st);
+  CHECK(st.depay.seq.lost > 0 && st.depay.seq.reordered > 0 && st.depay.seq.duplicates > 0);
+  CHECK_EQ(accounted(r), st.datagrams);
+  sender_free(&s);
+  urtp_recvstream_free(r);
+  frames_reset();
+}
+
+/* SRTP with a static key: protected packets come out byte-exact; tampered
+ * ones and replays are counted and go nowhere. */
+static void test_srtp(void)
+{
+#ifdef URTP_HAVE_SRTP
+  uint8_t key[30];
+  for (int i = 0; i < 30; i++)
+    key[i] = (uint8_t)(i * 7 + 1);
+  urtp_srtp_config_t in = { .profile = URTP_SRTP_AES_CM_128_HMAC_SHA1_80,
+                            .dir = URTP_SRTP_INBOUND, .key = key, .key_len = 30,
+                            .any_ssrc = true };
+  urtp_srtp_config_t out = in;
+  out.dir = URTP_SRTP_OUTBOUND;
+  urtp_srtp_t tx;
+  REQUIRE(urtp_srtp_init(&tx, &out) == 0);
+  urtp_recvstream_config_t c = { .codec = URTP_CODEC_H265, .pt = PT, .ssrc = -1,
+                                 .latency = 50 * MS, .srtp = &in };
+  urtp_recvstream_t *r = mkstream(&c);
+  REQUIRE(r);
+  frames_reset();
+  static sender_t s;
+  static au_t a[10];
+  sender_init(&s, 0x5eed, 1, 0);
+  size_t tampered = 0, replayed = 0;
+  for (int i = 0; i < 10; i++) {
+    make_au(&a[i], i, 10);
+    sender_au(&s, &a[i], i);
+    for (size_t k = 0; k < s.ndg; k++) {
+      uint8_t p[1600];
+      memcpy(p, s.dg[k], s.dg_len[k]);
+      int n = urtp_srtp_protect(&tx, p, s.dg_len[k], sizeof p);
+      REQUIRE(n > 0);
+      uint8_t bad[1600];
+      memcpy(bad, p, (size_t)n);
+      bad[20] ^= 1;
+      urtp_recvstream_push_one(r, bad, (size_t)n, NULL, SEC);
+      tampered++;
+      uint8_t keep[1600];
+      memcpy(keep, p, (size_t)n);
+      urtp_recvstream_push_one(r, p, (size_t)n, NULL, SEC);
+      if (k == 0) {
+        urtp_recvstream_push_one(r, keep, (size_t)n, NULL, SEC);
+        replayed++;
+      }
+    }
+    drain(r);
+  }
+  CHECK_EQ(nframes, 10);
+  bool ok = true;
+  for (int i = 0; i < 10 && i < (int)nframes; i++)
+    ok &= frames[i].len == a[i].annexb_len &&
+          memcmp(frames[i].data, a[i].annexb, a[i].annexb_len) == 0;
+  CHECK(ok);
+  urtp_recvstream_stats_t st;
+  urtp_recvstream_stats(r, &st);
+  CHECK_EQ(st.srtp.auth_fail, tampered);
+  CHECK_EQ(st.srtp.replay, replayed);
+  CHECK_EQ(accounted(r), st.datagrams);
+  urtp_srtp_destroy(&tx);
+  sender_free(&s);
+  urtp_recvstream_free(r);
+  frames_reset();
+#endif
+}
+
+/* Statistics read from another thread while the stream runs: every
+ * snapshot is consistent (its counters add up). */
+static volatile int reader_stop;
+static size_t torn, snapshots;
+
+static void *reader(void *arg)
+{
+  urtp_recvstream_t *r = arg;
+  while (!reader_stop) {
+    urtp_recvstream_stats_t st;
+    urtp_recvstream_stats(r, &st);
+    const urtp_reorder_stats_t *q = &st.depay.seq;
+    uint64_t sum = st.malformed_rtp + st.wrong_pt + st.source.foreign + st.source.stray +
+                   st.source.held_dropped + st.source.pending + q->delivered + q->duplicates +
+                   q->late;
+    torn += sum != st.datagrams;
+    snapshots++;
+  }
+  return NULL;
+}
+
+static void test_stats_thread(void)
+{
+  urtp_recvstream_t *r = mkstream(NULL);
+  REQUIRE(r);
+  frames_reset();
+  pthread_t th;
+  reader_stop = 0;
+  torn = snapshots = 0;
+  REQUIRE(pthread_create(&th, NULL, reader, r) == 0);
+  static sender_t s;
+  static au_t a;
+  sender_init(&s, 0x31, 1, 0);
+  for (int i = 0; i < 3000; i++) {
+    make_au(&a, i, 30);
+    sender_au(&s, &a, i);
+    deliver(r, &s, SEC + (uint64_t)i * SEC / 30);
+    frames_reset();
+  }
+  reader_stop = 1;
+  pthread_join(th, NULL);
+  printf("# %zu snapshots read meanwhile\n", snapshots);
+  CHECK_EQ(torn, 0);
+  CHECK(snapshots > 0);
+  sender_free(&s);
+  urtp_recvstream_free(r);
+}
+
+int main(void)
+{
+  TAP_RUN(test_basic);
+  TAP_RUN(test_restart_new_ssrc);
+  TAP_RUN(test_restart_same_ssrc);
+  TAP_RUN(test_strangers);
+  TAP_RUN(test_far_ahead);
+  TAP_RUN(test_keyframe_anchor);
+  TAP_RUN(test_resync);
+  TAP_RUN(test_impaired);
+  TAP_RUN(test_srtp);
+  TAP_RUN(test_stats_thread);
+  return tap_done();
+}
