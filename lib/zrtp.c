@@ -150,11 +150,21 @@ typedef struct cache_entry {
   uint8_t rs1[32], rs2[32];
 } cache_entry_t;
 
+/* The file lists peers from the least to the most recently used. In
+ * memory: the entries in that order and an index from ZID to position
+ * (open addressing), so that reading is linear in the file's size. While
+ * reading, at most 2 * URTP_ZRTP_CACHE_MAX_PEERS entries are kept (the
+ * oldest are dropped in bulk); writing keeps the last
+ * URTP_ZRTP_CACHE_MAX_PEERS. */
+#define CACHE_KEEP_MAX (2 * URTP_ZRTP_CACHE_MAX_PEERS)
+#define CACHE_SLOTS 4096  /* a power of two, at least twice CACHE_KEEP_MAX */
+
 typedef struct cache_file {
   bool has_self;
   uint8_t self[URTP_ZRTP_ZID_LEN];
   cache_entry_t *e;
   size_t n, cap;
+  uint32_t *slot;  /* CACHE_SLOTS; position + 1, 0: empty */
 } cache_file_t;
 
 /* Sessions of one process may share a file: read-modify-write under a lock. */
@@ -199,21 +209,71 @@ static void cache_free(cache_file_t *f)
   if (f->e)
     zrtp_wipe(f->e, f->cap * sizeof *f->e);
   free(f->e);
+  free(f->slot);
   memset(f, 0, sizeof *f);
+}
+
+static int cache_init(cache_file_t *f)
+{
+  memset(f, 0, sizeof *f);
+  f->slot = calloc(CACHE_SLOTS, sizeof *f->slot);
+  return f->slot ? 0 : -ENOMEM;
+}
+
+/* FNV-1a; ZIDs are random, and an adversarial set of them can cost at most
+ * CACHE_KEEP_MAX probes per lookup. */
+static size_t zid_hash(const uint8_t zid[URTP_ZRTP_ZID_LEN])
+{
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < URTP_ZRTP_ZID_LEN; i++)
+    h = (h ^ zid[i]) * 16777619u;
+  return h & (CACHE_SLOTS - 1);
+}
+
+/* The slot holding zid, or the empty one where it would go. */
+static uint32_t *cache_slot(cache_file_t *f, const uint8_t zid[URTP_ZRTP_ZID_LEN])
+{
+  size_t i = zid_hash(zid);
+  while (f->slot[i] && memcmp(f->e[f->slot[i] - 1].zid, zid, URTP_ZRTP_ZID_LEN) != 0)
+    i = (i + 1) & (CACHE_SLOTS - 1);
+  return &f->slot[i];
+}
+
+static void cache_reindex(cache_file_t *f)
+{
+  memset(f->slot, 0, CACHE_SLOTS * sizeof *f->slot);
+  for (size_t i = 0; i < f->n; i++)
+    *cache_slot(f, f->e[i].zid) = (uint32_t)i + 1;
 }
 
 static cache_entry_t *cache_find(cache_file_t *f, const uint8_t zid[12])
 {
-  for (size_t i = 0; i < f->n; i++)
-    if (memcmp(f->e[i].zid, zid, URTP_ZRTP_ZID_LEN) == 0)
-      return &f->e[i];
-  return NULL;
+  uint32_t s = *cache_slot(f, zid);
+  return s ? &f->e[s - 1] : NULL;
 }
 
+/* Drops all but the `keep` most recently used entries. */
+static void cache_trim(cache_file_t *f, size_t keep)
+{
+  if (f->n <= keep)
+    return;
+  size_t drop = f->n - keep;
+  zrtp_wipe(f->e, drop * sizeof *f->e);
+  memmove(f->e, f->e + drop, keep * sizeof *f->e);
+  zrtp_wipe(f->e + keep, drop * sizeof *f->e);
+  f->n = keep;
+  cache_reindex(f);
+}
+
+/* Appends e as the most recently used; the caller checked it is new. */
 static int cache_add(cache_file_t *f, const cache_entry_t *e)
 {
+  if (f->n == CACHE_KEEP_MAX)
+    cache_trim(f, URTP_ZRTP_CACHE_MAX_PEERS);
   if (f->n == f->cap) {
     size_t nc = f->cap ? 2 * f->cap : 8;
+    if (nc > CACHE_KEEP_MAX)
+      nc = CACHE_KEEP_MAX;
     cache_entry_t *ne = calloc(nc, sizeof *ne);
     if (!ne)
       return -ENOMEM;
@@ -225,13 +285,29 @@ static int cache_add(cache_file_t *f, const cache_entry_t *e)
     f->e = ne;
     f->cap = nc;
   }
-  f->e[f->n++] = *e;
+  f->e[f->n] = *e;
+  *cache_slot(f, e->zid) = (uint32_t)(f->n + 1);
+  f->n++;
   return 0;
+}
+
+/* Moves an entry to the end: the most recently used. */
+static void cache_touch(cache_file_t *f, cache_entry_t *e)
+{
+  size_t i = (size_t)(e - f->e);
+  if (i + 1 == f->n)
+    return;
+  cache_entry_t t = *e;
+  memmove(f->e + i, f->e + i + 1, (f->n - i - 1) * sizeof *f->e);
+  f->e[f->n - 1] = t;
+  zrtp_wipe(&t, sizeof t);
+  cache_reindex(f);
 }
 
 static int cache_read(const char *path, cache_file_t *f)
 {
-  memset(f, 0, sizeof *f);
+  if (cache_init(f))
+    return -ENOMEM;
   FILE *fp = fopen(path, "r");
   if (!fp)
     return errno == ENOENT ? 0 : -EIO;
@@ -314,7 +390,9 @@ static int cache_write(const char *path, const cache_file_t *f)
     put_hex(fp, f->self, URTP_ZRTP_ZID_LEN);
     fputc('\n', fp);
   }
-  for (size_t i = 0; i < f->n; i++) {
+  /* the most recently used, oldest first */
+  size_t first = f->n > URTP_ZRTP_CACHE_MAX_PEERS ? f->n - URTP_ZRTP_CACHE_MAX_PEERS : 0;
+  for (size_t i = first; i < f->n; i++) {
     const cache_entry_t *e = &f->e[i];
     fputs("peer ", fp);
     put_hex(fp, e->zid, URTP_ZRTP_ZID_LEN);
@@ -342,8 +420,8 @@ static int cache_write(const char *path, const cache_file_t *f)
 }
 
 
-/* Replaces (or adds) the entry for e->zid; only_v keeps the stored secrets
- * and changes the verified flag. */
+/* Replaces (or adds) the entry for e->zid, now the most recently used;
+ * only_v keeps the stored secrets and changes the verified flag. */
 static int cache_store(const char *path, const cache_entry_t *e, bool only_v)
 {
   pthread_mutex_lock(&cache_lock);
@@ -357,6 +435,8 @@ static int cache_store(const char *path, const cache_entry_t *e, bool only_v)
       *old = *e;
     else
       rc = cache_add(&f, e);
+    if (old)
+      cache_touch(&f, old);
     if (rc == 0)
       rc = cache_write(path, &f);
   }

@@ -46,7 +46,9 @@
  *    the new file. A cache mismatch (a cached rs1 for the peer that matches
  *    none of the peer's secrets) is reported in urtp_zrtp_info_t and by an
  *    event, clears the verified flag, and defers the cache update until the
- *    user verifies the SAS (urtp_zrtp_set_sas_verified()).
+ *    user verifies the SAS (urtp_zrtp_set_sas_verified()). The file holds
+ *    at most URTP_ZRTP_CACHE_MAX_PEERS peers: storing one more forgets the
+ *    least recently used. Reading it costs time linear in its size.
  *  - Algorithms: hash S256; ciphers AES1, AES3; SRTP auth tags HS32, HS80;
  *    key agreement DH3k (3072-bit MODP, RFC 3526), EC25 (NIST P-256) and
  *    Mult (Multistream, from a secure session's ZRTPSess, no DH); SAS B32
@@ -63,7 +65,11 @@
  *   "peer <zid> <rs1> <rs2> <v>"   one per peer: ZID in hex, each retained
  *                                  secret as 64 hex digits or "-" when
  *                                  absent, and the SAS verified flag 0 or 1
- * Unknown or malformed lines are ignored on reading and dropped on writing.
+ * Peer lines go from the least to the most recently used (an exchange or a
+ * SAS verdict with the peer moves it last). Unknown or malformed lines are
+ * ignored on reading and dropped on writing; of two lines for one ZID the
+ * first counts. A longer file (hand-made, or from an older version) is read
+ * whole and cut to its last URTP_ZRTP_CACHE_MAX_PEERS peers when written.
  */
 #ifndef URTP_ZRTP_H
 #define URTP_ZRTP_H
@@ -81,6 +87,10 @@
 /* Received packets longer than this are refused; the longest this library
  * sends (DHPart with DH3k) is 484 bytes. */
 #define URTP_ZRTP_MAX_PACKET 1500
+/* Peers a cache file keeps (about 170 KB): far more than one endpoint
+ * calls, few enough that rewriting the whole file per exchange stays
+ * cheap. */
+#define URTP_ZRTP_CACHE_MAX_PEERS 1000
 
 /* RFC 6189 section 5.9 error codes. */
 enum {
