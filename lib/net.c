@@ -44,7 +44,8 @@
 /* One UDP_SEGMENT cmsg per send message. */
 #define TX_CMSG_SLOT CMSG_SPACE(sizeof(uint16_t))
 /* One UDP_GRO cmsg per receive message. */
-#define RX_CMSG_SLOT CMSG_SPACE(sizeof(int))
+/* UDP_GRO's segment size and SO_RXQ_OVFL's drop count */
+#define RX_CMSG_SLOT (CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t)))
 /* A GRO buffer from a NIC holds at most 64 segments (UDP_GRO_CNT_MAX); one
  * GSO send looped back intact may hold up to 128 and is carried over to the
  * next call when it does not fit. */
@@ -269,6 +270,9 @@ static int sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
   }
   s->sndbuf = set_buf(s->fd, SO_SNDBUFFORCE, SO_SNDBUF, cfg->sndbuf);
   s->rcvbuf = set_buf(s->fd, SO_RCVBUFFORCE, SO_RCVBUF, cfg->rcvbuf);
+  /* the kernel's count of datagrams dropped for a full receive buffer,
+   * with every datagram received after the first drop */
+  s->drops_reported = set_int(s->fd, SOL_SOCKET, SO_RXQ_OVFL, 1) == 0;
 
   /* DSCP and TTL: an IPv6 socket may also carry IPv4 (mapped) traffic, so
    * it gets the IPv4 options too, where the kernel takes them. */
@@ -586,15 +590,25 @@ static void rx_arm(urtp_rx_t *rx, size_t i)
   rx->iov[i].iov_len = rx->slot_size;
 }
 
-static size_t rx_gso_size(struct msghdr *h)
+/* The GRO segment size (0: none), and the socket's drop count if the
+ * kernel reported it. */
+static size_t rx_cmsgs(urtp_rx_t *rx, struct msghdr *h)
 {
-  for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c))
+  size_t seg = 0;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
     if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
       int g;
       memcpy(&g, CMSG_DATA(c), sizeof(g));
-      return g > 0 ? (size_t)g : 0;
+      seg = g > 0 ? (size_t)g : 0;
+    } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+      uint32_t d;
+      memcpy(&d, CMSG_DATA(c), sizeof(d));
+      /* a running count that may wrap: what it grew by since the last one */
+      rx->kernel_drops += (uint32_t)(d - rx->drops_seen);
+      rx->drops_seen = d;
     }
-  return 0;
+  }
+  return seg;
 }
 
 /* Turns filled messages into datagrams, from the pending position on,
@@ -608,7 +622,7 @@ static void rx_split(urtp_rx_t *rx)
     uint8_t *base = rx->iov[pd->msg].iov_base;
     /* msg_len is the datagram's full length (we pass MSG_TRUNC). */
     size_t len = m->msg_len;
-    size_t seg = rx_gso_size(&m->msg_hdr);
+    size_t seg = rx_cmsgs(rx, &m->msg_hdr);
     if (seg == 0 || seg >= len) {
       if (len > rx->slot_size) {
         rx->truncated++;

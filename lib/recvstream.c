@@ -2,6 +2,7 @@
 #include "urtp/recvstream.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,11 +275,21 @@ int urtp_recvstream_set_format(urtp_recvstream_t *r, urtp_codec_t codec, int pt,
 {
   if ((unsigned)codec > URTP_CODEC_OPUS || pt < -1 || pt > 127)
     return -EINVAL;
+  if (!clock_rate)
+    clock_rate = urtp_codec_clock_rate(codec);
+  bool same = codec == r->cfg.codec && pt == r->cfg.pt && donl == r->cfg.donl &&
+              clock_rate == r->cfg.clock_rate;
+  if (same) {
+    /* new parameter sets only: they go before the next access unit */
+    int err = set_params(r, params, params_len);
+    publish(r);
+    return err;
+  }
   urtp_recvstream_config_t old = r->cfg;
   r->cfg.codec = codec;
   r->cfg.pt = pt;
   r->cfg.donl = donl;
-  r->cfg.clock_rate = clock_rate ? clock_rate : urtp_codec_clock_rate(codec);
+  r->cfg.clock_rate = clock_rate;
   urtp_depay_t *d = make_depay(r);
   if (!d) {
     r->cfg = old;
@@ -290,8 +301,8 @@ int urtp_recvstream_set_format(urtp_recvstream_t *r, urtp_codec_t codec, int pt,
     r->cfg = old;
     return err;
   }
-  /* what the old depayloader still holds is not output: a new format
-   * starts with a new stream */
+  /* what the old depayloader still holds is of the old format: a new
+   * format starts a new stream */
   depay_stats_add(&r->depay_base, urtp_depay_stats(r->depay));
   urtp_depay_free(r->depay);
   r->depay = d;
@@ -417,6 +428,15 @@ void urtp_recvstream_push(urtp_recvstream_t *r, const urtp_dgram_t *dgrams, size
   after_batch(r, authed, nokeys);
 }
 
+void urtp_recvstream_push_rx(urtp_recvstream_t *r, const urtp_sock_t *sock, const urtp_rx_t *rx,
+                             size_t n, uint64_t now)
+{
+  r->st.syscalls = sock->rx_syscalls;
+  r->st.truncated = rx->truncated;
+  r->st.kernel_drops = rx->kernel_drops;
+  urtp_recvstream_push(r, rx->dgrams, n, now);
+}
+
 void urtp_recvstream_push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
                               const struct sockaddr_storage *from, uint64_t now)
 {
@@ -445,8 +465,9 @@ void urtp_recvstream_flush(urtp_recvstream_t *r)
   publish(r);
 }
 
-void urtp_recvstream_resync(urtp_recvstream_t *r)
+void urtp_recvstream_resync(urtp_recvstream_t *r, uint64_t dropped)
 {
+  r->st.flushed += dropped;
   urtp_depay_restart(r->depay);
   r->discont = true;
   publish(r);

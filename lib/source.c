@@ -446,8 +446,24 @@ void urtp_source_expire(urtp_source_t *s, uint64_t now, urtp_source_deliver_fn d
                         urtp_source_event_fn event, void *user)
 {
   if (s->hold_owner >= 0 && s->cand[s->hold_owner].valid && s->hold_count > 0 &&
-      may_take_over(s, now))
+      may_take_over(s, now)) {
     take_over(s, (size_t)s->hold_owner, NULL, 0, now, deliver, event, user);
+    return;
+  }
+  /* Candidates silent for a timeout will not validate in time to matter:
+   * what they left is dropped, so that it stops counting as pending. */
+  for (size_t i = 0; i < URTP_SOURCE_CANDIDATES; i++) {
+    urtp_source_cand_t *c = &s->cand[i];
+    if (!c->used || now - c->last_heard < s->cfg.timeout)
+      continue;
+    if ((int)i == s->hold_owner) {
+      if (now - c->last_heard < s->cfg.timeout * HOLD_MAX_AGE_TIMEOUTS)
+        continue;
+      hold_release(s);
+    }
+    drop_kept(s, c);
+    c->used = false;
+  }
 }
 
 uint64_t urtp_source_deadline(const urtp_source_t *s)

@@ -64,11 +64,14 @@ uint64_t urtp_timing_map(urtp_timing_t *t, uint32_t rtp_ts, uint64_t arrival, bo
 
   if (delta < t->win_min)
     t->win_min = delta;
-  if (t->first_window)
+  /* Moves of less than the dead band are left alone: the timestamps keep
+   * their exact distances, and jitter does not shake the output. */
+  if (t->first_window && t->skew - t->win_min > URTP_TIMING_DEAD_BAND)
     t->skew = t->win_min;
   if (arrival - t->win_start >= t->window) {
-    if (!t->first_window)
-      t->skew += (t->win_min - t->skew) / 4;
+    int64_t d = t->win_min - t->skew;
+    if (!t->first_window && (d > URTP_TIMING_DEAD_BAND || d < -URTP_TIMING_DEAD_BAND))
+      t->skew += d / 2;
     t->first_window = false;
     t->win_min = delta;
     t->win_start = arrival;

@@ -8,7 +8,8 @@
  *    interface settings. Unicast sockets are connected to the remote.
  *  - Socket buffer sizes are set, forced past net.core.[rw]mem_max where the
  *    process may (SO_[RS]NDBUFFORCE), and the size the kernel granted is
- *    reported back.
+ *    reported back. Datagrams the kernel drops for a full receive buffer
+ *    are counted (urtp_rx_t.kernel_drops).
  *  - Sending: URTP_IO_GSO groups each run of equal-sized packets (the last
  *    of a run may be shorter) into one UDP_SEGMENT send, and sends all
  *    groups of a batch with one sendmmsg when it can; URTP_IO_MMSG sends
@@ -65,6 +66,7 @@ typedef struct urtp_sock {
   struct sockaddr_storage remote;
   socklen_t remote_len;       /* 0: no remote */
   int sndbuf, rcvbuf;         /* effective sizes the kernel reports */
+  bool drops_reported;        /* the kernel reports receive drops (urtp_rx_t) */
   urtp_io_mode_t tx_mode;     /* resolved: GSO, MMSG or PLAIN */
   urtp_io_mode_t rx_mode;     /* resolved: GRO, MMSG or PLAIN */
   unsigned gso_max_segs;      /* segments per GSO send */
@@ -120,6 +122,12 @@ typedef struct urtp_rx {
     bool active;
   } pend;
   uint64_t truncated;         /* datagrams larger than a slot, dropped */
+  /* Datagrams the kernel dropped because the socket's receive buffer was
+   * full (SO_RXQ_OVFL), as far as reported: the count arrives with the
+   * datagrams received after a drop, so drops are known once reading
+   * catches up with them. */
+  uint64_t kernel_drops;
+  uint32_t drops_seen;        /* the kernel's running count */
   bool full;                  /* the last receive filled every message */
 } urtp_rx_t;
 

@@ -128,6 +128,12 @@ typedef struct urtp_recvstream_stats {
   uint64_t rekeys;
   uint32_t ssrc;            /* the current source */
   bool have_source;
+  /* datagrams the caller dropped before offering them (resync) */
+  uint64_t flushed;
+  /* the socket's, as of the last urtp_recvstream_push_rx() */
+  uint64_t syscalls;        /* receive system calls */
+  uint64_t truncated;       /* datagrams larger than a receive slot */
+  uint64_t kernel_drops;    /* dropped by the kernel: receive buffer full */
 } urtp_recvstream_stats_t;
 
 typedef struct urtp_recvstream urtp_recvstream_t;
@@ -139,6 +145,11 @@ void urtp_recvstream_free(urtp_recvstream_t *r);
 /* Offers n received datagrams (net.h) that arrived at now. */
 void urtp_recvstream_push(urtp_recvstream_t *r, const urtp_dgram_t *dgrams, size_t n,
                           uint64_t now);
+
+/* The same for what urtp_sock_recv() just put in rx (n datagrams), and the
+ * socket's counters into the statistics. */
+void urtp_recvstream_push_rx(urtp_recvstream_t *r, const urtp_sock_t *sock, const urtp_rx_t *rx,
+                             size_t n, uint64_t now);
 
 /* The same for one datagram; from may be NULL. */
 void urtp_recvstream_push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
@@ -165,10 +176,10 @@ const uint8_t *urtp_recvstream_params(const urtp_recvstream_t *r, size_t *len);
 void urtp_recvstream_flush(urtp_recvstream_t *r);
 
 /* Forgets the stream position without counting anything lost (after a
- * pause: what arrived meanwhile was dropped by the caller): reordering and
- * reassembly restart, the source and the timing are kept, the next access
- * unit is flagged DISCONT. */
-void urtp_recvstream_resync(urtp_recvstream_t *r);
+ * pause: the caller dropped the `dropped` datagrams that queued meanwhile,
+ * counted as flushed): reordering and reassembly restart, the source and
+ * the timing are kept, the next access unit is flagged DISCONT. */
+void urtp_recvstream_resync(urtp_recvstream_t *r, uint64_t dropped);
 
 /* Changes the format (codec, payload type, DONL, parameter sets) while
  * running; the counters carry on. Returns 0, -EINVAL or -ENOMEM. */

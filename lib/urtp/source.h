@@ -148,7 +148,8 @@ void urtp_source_bye(urtp_source_t *s, uint32_t ssrc, uint64_t now,
                      urtp_source_deliver_fn deliver, urtp_source_event_fn event, void *user);
 
 /* Lets a waiting candidate take over once the current source has been
- * silent for `timeout`, without waiting for its next packet. */
+ * silent for `timeout`, without waiting for its next packet; drops what
+ * candidates silent for `timeout` left (counted as foreign). */
 void urtp_source_expire(urtp_source_t *s, uint64_t now, urtp_source_deliver_fn deliver,
                         urtp_source_event_fn event, void *user);
 

@@ -21,11 +21,14 @@
  *  - RTP timestamps are extended to 64 bits, each to the value nearest the
  *    previous one: wrap-around and B-frame order come out right.
  *  - Within the first window skew is the minimum seen so far; after it,
- *    each window's minimum moves skew a quarter of the way, so that a
- *    sender clock a constant rate off (100 ppm: 0.36 s an hour) is
- *    followed without the output drifting from the arrivals, and jitter
- *    does not shake it. An access unit is presented no later than its
- *    arrival except by what skew lags behind a falling minimum.
+ *    each window's minimum moves skew half of the way, so that a sender
+ *    clock a constant rate off (100 ppm: 0.36 s an hour) is followed
+ *    without the output drifting from the arrivals. skew moves only when
+ *    the estimate is more than URTP_TIMING_DEAD_BAND away: in between, the
+ *    presentation times keep the exact distances of the RTP timestamps,
+ *    and jitter does not shake them. An access unit is presented no later
+ *    than its arrival except by that band and what skew lags behind a
+ *    falling minimum.
  *  - An access unit whose delta differs from skew by more than max_jump
  *    (new timestamps after a sender restart, a sender that paused, a
  *    timestamp jump) re-anchors the mapping on itself; the caller is told,
@@ -41,6 +44,7 @@
 
 #define URTP_TIMING_WINDOW 2000000000ull    /* ns */
 #define URTP_TIMING_MAX_JUMP 1000000000ull  /* ns */
+#define URTP_TIMING_DEAD_BAND 1000000ll      /* ns */
 
 typedef struct urtp_timing {
   uint32_t clock_rate;

@@ -624,6 +624,50 @@ static void truncation_case(urtp_io_mode_t rxm)
   urtp_sock_close(&r);
 }
 
+/* A receive buffer too small for a burst: the kernel drops datagrams, and
+ * its count (SO_RXQ_OVFL) accounts for every one of them exactly, once a
+ * datagram after the drops has been read. */
+static void kernel_drops_case(urtp_io_mode_t rxm)
+{
+  urtp_sock_t r, t;
+  urtp_sock_config_t rc = { .bind_addr = "127.0.0.1", .dscp = -1, .rcvbuf = 4096, .rx_mode = rxm };
+  REQUIRE(urtp_sock_open(&r, &rc) == 0);
+  CHECK(r.drops_reported);
+  REQUIRE(open_tx(&t, "127.0.0.1", urtp_sock_local_port(&r), URTP_IO_MMSG) == 0);
+  urtp_rx_t rx;
+  REQUIRE(urtp_rx_init(&rx, 16, 65536) == 0);
+  urtp_batch_t b;
+  urtp_batch_init(&b);
+  for (uint32_t i = 0; i < 500; i++)
+    add_pkt(&b, i, 1000);
+  CHECK_EQ(urtp_sock_send(&t, &b), 500);
+  size_t got = 0;
+  int n;
+  while ((n = urtp_sock_recv(&r, &rx, 0)) > 0)
+    got += (size_t)n;
+  /* one more, to carry the count of drops after the last datagram read */
+  urtp_batch_clear(&b);
+  add_pkt(&b, 500, 100);
+  CHECK_EQ(urtp_sock_send(&t, &b), 1);
+  while ((n = urtp_sock_recv(&r, &rx, 1000)) > 0) {
+    got += (size_t)n;
+    if (urtp_sock_recv(&r, &rx, 0) <= 0)
+      break;
+  }
+  printf("# %s: %zu received, %llu dropped by the kernel\n", urtp_io_mode_name(r.rx_mode), got,
+         (unsigned long long)rx.kernel_drops);
+  CHECK(rx.kernel_drops > 0);
+  CHECK_EQ(got + rx.kernel_drops, 501);
+  urtp_batch_free(&b);
+  urtp_rx_destroy(&rx);
+  urtp_sock_close(&t);
+  urtp_sock_close(&r);
+}
+
+static void test_kernel_drops_mmsg(void) { kernel_drops_case(URTP_IO_MMSG); }
+static void test_kernel_drops_plain(void) { kernel_drops_case(URTP_IO_PLAIN); }
+static void test_kernel_drops_gro(void) { kernel_drops_case(URTP_IO_GRO); }
+
 static void test_truncated_mmsg(void) { truncation_case(URTP_IO_MMSG); }
 static void test_truncated_plain(void) { truncation_case(URTP_IO_PLAIN); }
 static void test_truncated_gro(void) { truncation_case(URTP_IO_GRO); }
@@ -1051,6 +1095,9 @@ int main(void)
   TAP_RUN(test_buffer_sizes);
   TAP_RUN(test_wake_and_timeout);
   TAP_RUN(test_full_batch_then_empty);
+  TAP_RUN(test_kernel_drops_mmsg);
+  TAP_RUN(test_kernel_drops_plain);
+  TAP_RUN(test_kernel_drops_gro);
   TAP_RUN(test_truncated_mmsg);
   TAP_RUN(test_truncated_plain);
   TAP_RUN(test_truncated_gro);

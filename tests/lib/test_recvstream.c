@@ -467,7 +467,7 @@ static void test_resync(void)
     make_au(&a[i], i, 10);
     sender_au(&s, &a[i], i);
     if (i == 10)
-      urtp_recvstream_resync(r);
+      urtp_recvstream_resync(r, 10);
     if (i >= 10 && i < 20)
       continue;   /* "paused": never read */
     deliver(r, &s, SEC + (uint64_t)i * SEC / 30);
@@ -479,6 +479,7 @@ static void test_resync(void)
   urtp_recvstream_stats_t st;
   urtp_recvstream_stats(r, &st);
   CHECK_EQ(st.depay.seq.lost, 0);
+  CHECK_EQ(st.flushed, 10);
   sender_free(&s);
   urtp_recvstream_free(r);
   frames_reset();
