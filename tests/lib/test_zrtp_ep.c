@@ -775,6 +775,46 @@ static void test_receiver_mid_exchange(void)
   }
 }
 
+/* A packet whose CRC fails neither binds nor starts anything (a stray
+ * datagram before the real peer's Hello); not-ZRTP bytes are counted as
+ * bad too. */
+static void test_garbage_does_not_bind(void)
+{
+  for (int mode = URTP_ZRTP_EP_RECEIVER; mode <= URTP_ZRTP_EP_DUPLEX; mode++) {
+    net_t *net = net_new();
+    REQUIRE(node_start(net, B, (urtp_zrtp_ep_mode_t)mode, NULL, 2) == 0);
+    node_t *b = &net->n[B];
+    /* a Hello of C's, its CRC broken */
+    opts_t oc = { .remote = B };
+    REQUIRE(node_start(net, C, URTP_ZRTP_EP_SENDER, &oc, 3) == 0);
+    net->tamper_from = C;
+    memcpy(net->tamper_type, "Hello", 6);
+    net->tamper_off = 40;
+    net->n[C].blocked = false;
+    net_run(net, net->now + 1);
+    REQUIRE(net->nq == 1);
+    net->q[0].data[net->q[0].len - 1] ^= 1;  /* after the CRC fix */
+    node_stop(&net->n[C]);
+    net_run(net, net->now + 10);
+    uint8_t junk[8] = { 0x10, 0, 0, 0, 'Z', 'R', 'T', 'P' };
+    urtp_zrtp_ep_recv(b->ep, junk, sizeof junk, (struct sockaddr *)&net->n[C].sa, sizeof net->n[C].sa);
+    urtp_zrtp_ep_counters_t cb = counters(b);
+    CHECK_EQ(cb.received, 2);
+    CHECK_EQ(cb.bad, 2);
+    CHECK_EQ(cb.sent, 0);
+    CHECK_EQ(urtp_zrtp_ep_next_timeout(b->ep), UINT64_MAX);
+    urtp_zrtp_ep_peer_t p;
+    urtp_zrtp_ep_get_peer(b->ep, &p);
+    CHECK(!p.have_addr && !p.alive);
+    /* the real peer's exchange goes through at once */
+    opts_t oa = { .remote = B };
+    REQUIRE(node_start(net, A, URTP_ZRTP_EP_SENDER, &oa, 1) == 0);
+    CHECK(run_until_secure(net, A, B, net->now + 1000));
+    CHECK_EQ(counters(b).foreign, 0);
+    net_free(net);
+  }
+}
+
 /* A receiver restarts while the sender keeps its keys: the sender's media
  * without keys starts a new exchange towards it, and the sender, its
  * peer silent since it went secure, follows the new ZID. */
@@ -1146,6 +1186,7 @@ int main(void)
   TAP_RUN(test_peer_restart_new_address);
   TAP_RUN(test_peer_starts_over);
   TAP_RUN(test_receiver_mid_exchange);
+  TAP_RUN(test_garbage_does_not_bind);
   TAP_RUN(test_receiver_restart_media);
   TAP_RUN(test_multistream_join);
   TAP_RUN(test_multistream_leader_fails);
