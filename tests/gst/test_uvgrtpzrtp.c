@@ -892,7 +892,8 @@ GST_START_TEST (test_plain_full_duplex)
 GST_END_TEST;
 
 /* A third party that can send UDP to alice's port runs an ordinary ZRTP
- * exchange against her (a uvgrtpsink with zrtp=true, which starts over
+ * exchange against her, claiming bob's ZID (a uvgrtpsink with zrtp=true
+ * and zrtp-zid set, which starts over
  * when unanswered) while she and bob are secure, for longer than the peer
  * timeout: she ignores and counts every one of its packets, answers none,
  * stays with bob (one secure message, no restart, the same keys), and
@@ -910,6 +911,7 @@ GST_START_TEST (test_third_party)
   GError *err = NULL;
   GstStructure *st = NULL;
   guint64 sent = 0, received = 0, protected_;
+  gchar *bob_zid = NULL;
 
   net_init (&n);
   dst[0] = n.rtp[1];
@@ -928,8 +930,11 @@ GST_START_TEST (test_third_party)
   fail_unless (wait_for (&a, &b, both_secure, NULL, 20000), "not secure");
   check_secure_pair (&a, &b);
 
+  /* it claims bob's ZID: it is in every Hello */
+  g_object_get (b.zrtp, "zid", &bob_zid, NULL);
   di = g_strdup_printf ("audiotestsrc is-live=true ! opusenc ! uvgrtpsink "
-      "name=sink host=127.0.0.1 port=%u zrtp=true", n.rtp[0]);
+      "name=sink host=127.0.0.1 port=%u zrtp=true zrtp-zid=%s", n.rtp[0],
+      bob_zid);
   intruder = gst_parse_launch (di, &err);
   fail_unless (intruder != NULL && err == NULL);
   protected_ = stat_of (&b, "srtp-protected");
@@ -1005,6 +1010,7 @@ GST_START_TEST (test_third_party)
   g_free (da);
   g_free (db);
   g_free (di);
+  g_free (bob_zid);
   g_free (frames);
 }
 

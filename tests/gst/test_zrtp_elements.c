@@ -1571,7 +1571,8 @@ GST_END_TEST;
 
 /* A third party that can send UDP to both elements runs ordinary ZRTP
  * exchanges against them while they are secure, for longer than the peer
- * timeout (each intruder is a uvgrtpsink with zrtp=true: it sends Hellos,
+ * timeout, claiming the real peer's ZID where that can help it (each
+ * intruder is a uvgrtpsink with zrtp=true: it sends Hellos,
  * starts over when unanswered, and would complete an exchange with whoever
  * answered). The receiver ignores and counts every one of its packets and
  * never answers it; the sender's socket, connected to its peer, never even
@@ -1589,6 +1590,7 @@ GST_START_TEST (test_third_party)
   StatWait all = { 0 };
   guint64 sent_aus, held, sink_received, sent_rx, sent_tx, media;
   guint first_key;
+  gchar *zid, *opts;
 
   relay_start (&r, port, 0, 0, FALSE);
   d = h265_receiver (port, "zrtp=true");
@@ -1614,10 +1616,14 @@ GST_START_TEST (test_third_party)
   sink_received = stat_of (tx, "sink", "zrtp-received");
   media = stat_of (rx, "src", "access-units");
 
-  /* one intruder at the receiver's port, one at the sender's */
-  d = opus_sender (0, port, "zrtp=true");
+  /* one intruder at the receiver's port, claiming the sender's ZID (it is
+   * in every Hello), one at the sender's */
+  zid = str_prop (tx, "sink", "zrtp-zid");
+  opts = g_strdup_printf ("zrtp=true zrtp-zid=%s", zid);
+  d = opus_sender (0, port, opts);
   intr_rx = pipe_new ("intruder of the receiver", d);
   g_free (d);
+  g_free (opts);
   d = opus_sender (0, ntohs (r.sender.sin_port), "zrtp=true");
   intr_tx = pipe_new ("intruder of the sender", d);
   g_free (d);
@@ -1678,6 +1684,7 @@ GST_START_TEST (test_third_party)
   fail_unless_equals_uint64 (stat_of (rx, "src", "srtp-auth-failures"), 0);
   fail_unless_equals_uint64 (stat_of (rx, "src", "zrtp-dropped"), 0);
 
+  g_free (zid);
   pipe_free (intr_tx);
   pipe_free (intr_rx);
   pipe_free (tx);
