@@ -495,7 +495,8 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * retransmissions included), zrtp-retransmits, zrtp-bad (malformed),
    * zrtp-unexpected (valid but not for the state), zrtp-auth-failures
    * (hash chain or MAC wrong), zrtp-restarts (exchanges started over after
-   * a timeout or a peer that started over), zrtp-held (access units not
+   * a timeout or a peer that started over), zrtp-foreign (ZRTP ignored:
+   * not from the peer the element is bound to, see docs/zrtp.md), zrtp-held (access units not
    * sent while the keys were pending), zrtp-held-packets (their RTP
    * packets), zrtp-sent-clear (packets sent in clear with
    * #GstUvgRtpSink:zrtp-allow-clear), all 0 without ZRTP;
@@ -1009,6 +1010,7 @@ build_stats (GstUvgRtpSink * self)
       "zrtp-unexpected", G_TYPE_UINT64, zc.unexpected,
       "zrtp-auth-failures", G_TYPE_UINT64, zc.auth_fail,
       "zrtp-restarts", G_TYPE_UINT64, zc.restarts,
+      "zrtp-foreign", G_TYPE_UINT64, zc.foreign,
       "zrtp-held", G_TYPE_UINT64, self->zrtp_held,
       "zrtp-held-packets", G_TYPE_UINT64, self->zrtp_held_packets,
       "zrtp-sent-clear", G_TYPE_UINT64, self->zrtp_sent_clear,

@@ -459,7 +459,8 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * retransmissions included), zrtp-retransmits, zrtp-bad (malformed),
    * zrtp-unexpected (valid but not for the state), zrtp-auth-failures
    * (hash chain or MAC wrong), zrtp-restarts (exchanges started over for a
-   * peer that started over), zrtp-dropped (datagrams in clear dropped
+   * peer that started over), zrtp-foreign (ZRTP ignored: not from the peer
+   * the element is bound to, see docs/zrtp.md), zrtp-dropped (datagrams in clear dropped
    * before the keys were agreed, not counted elsewhere) and
    * zrtp-received-clear (datagrams passed in clear with
    * #GstUvgRtpSrc:zrtp-allow-clear), all 0 without ZRTP;
@@ -1088,6 +1089,7 @@ build_stats (GstUvgRtpSrc * self)
       "zrtp-unexpected", G_TYPE_UINT64, zc.unexpected,
       "zrtp-auth-failures", G_TYPE_UINT64, zc.auth_fail,
       "zrtp-restarts", G_TYPE_UINT64, zc.restarts,
+      "zrtp-foreign", G_TYPE_UINT64, zc.foreign,
       "zrtp-dropped", G_TYPE_UINT64, self->opened ? self->zrtp_dropped : 0,
       "zrtp-received-clear", G_TYPE_UINT64, self->opened ?
       self->zrtp_received_clear : 0,

@@ -21,7 +21,19 @@
  * The exchange starts when the first RTP packet comes in on send_rtp_sink
  * (its SSRC is used for the ZRTP packets), or, when #GstUvgRtpZrtp:ssrc is
  * set, as the element goes to PLAYING. An element that only receives starts
- * shortly after the peer's first ZRTP packet.
+ * shortly after the peer's first ZRTP packet. Unanswered Hellos (about four
+ * seconds of them) are followed by a new exchange, quietly and counted
+ * (zrtp-restarts in #GstUvgRtpZrtp:stats); a new exchange started by the
+ * peer is followed.
+ *
+ * The element is bound to its peer: to the source address of the packets
+ * when udpsrc reports it (a #GstNetAddressMeta on the buffers, its default),
+ * and once secure to the peer's ZID. While the peer is heard from (its
+ * ZRTP, or media that authenticates, within the last two seconds), ZRTP
+ * from any other address and a Hello with another ZID are ignored and
+ * counted as zrtp-foreign: a third party cannot take the stream over. The
+ * policy is lib/'s (lib/urtp/zrtp_ep.h), the same as uvgrtpsink's and
+ * uvgrtpsrc's; docs/zrtp.md describes it.
  *
  * Until the keys are agreed and confirmed, media to send is dropped and
  * counted, and received media is dropped: nothing is ever sent in clear
@@ -76,6 +88,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <gst/net/gstnetaddressmeta.h>
+
 #include "gstuvgrtpcommon.h"
 #include "gstuvgrtpzrtp.h"
 
@@ -92,10 +106,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_zrtp_debug);
 /* After a peer's first ZRTP packet, how long to wait for outgoing RTP (whose
  * SSRC the ZRTP packets should carry) before starting without it. */
 #define START_WAIT_MS 200
-/* ZRTP packets kept from before the session exists. */
-#define MAX_EARLY 8
-
-#define ZRTP_TYPE_OFFSET 16     /* packet header 12, preamble 2, length 2 */
 
 enum
 {
@@ -353,7 +363,10 @@ gst_uvgrtp_zrtp_class_init (GstUvgRtpZrtpClass * klass)
    * Counters since the element started, in an
    * application/x-uvgrtp-zrtp-stats structure: zrtp-packets-in,
    * zrtp-packets-out, zrtp-retransmits, zrtp-bad-packets,
-   * zrtp-unexpected, zrtp-auth-failures, media-dropped (dropped-send +
+   * zrtp-unexpected, zrtp-auth-failures, zrtp-restarts (exchanges started
+   * over after a timeout or for a peer that started over), zrtp-foreign
+   * (ZRTP ignored: not from the peer the element is bound to),
+   * media-dropped (dropped-send +
    * dropped-recv: media dropped while not secure), sent-clear,
    * received-clear, srtp-protected, srtcp-protected, srtp-unprotected,
    * srtcp-unprotected, srtp-auth-failures, srtp-replays, srtp-errors
@@ -430,11 +443,7 @@ static void
 gst_uvgrtp_zrtp_init (GstUvgRtpZrtp * self)
 {
   g_mutex_init (&self->lock);
-  g_cond_init (&self->cond);
   g_mutex_init (&self->push_lock);
-  g_queue_init (&self->early);
-  g_queue_init (&self->out_pkts);
-  g_queue_init (&self->messages);
 
   self->allow_clear = DEFAULT_ALLOW_CLEAR;
   self->cache_file = g_strdup (DEFAULT_CACHE_FILE);
@@ -462,287 +471,18 @@ gst_uvgrtp_zrtp_finalize (GObject * object)
 {
   GstUvgRtpZrtp *self = GST_UVGRTP_ZRTP (object);
 
+  urtp_zrtp_ep_free (self->ep);
+  urtp_srtp_destroy (&self->tx);
+  urtp_srtp_destroy (&self->rx);
   g_free (self->cache_file);
-  gst_uvgrtp_zrtp_wipe (&self->last_info, sizeof self->last_info);
-  g_queue_clear_full (&self->early, (GDestroyNotify) gst_buffer_unref);
-  g_queue_clear_full (&self->out_pkts, (GDestroyNotify) gst_buffer_unref);
-  g_queue_clear_full (&self->messages, (GDestroyNotify) gst_message_unref);
   g_mutex_clear (&self->lock);
-  g_cond_clear (&self->cond);
   g_mutex_clear (&self->push_lock);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 /* ------------------------------------------------------------------------ */
-/* Helpers                                                                  */
-
-static gint64
-now_ms (void)
-{
-  return g_get_monotonic_time () / 1000;
-}
-
-/* The current session's info, or the last one's once it is freed. */
-static void
-get_info_locked (GstUvgRtpZrtp * self, urtp_zrtp_info_t * info)
-{
-  if (self->zrtp)
-    urtp_zrtp_get_info (self->zrtp, info);
-  else if (self->have_last_info)
-    *info = self->last_info;
-  else
-    memset (info, 0, sizeof *info);
-}
-
-/* The uvgrtp-zrtp element message for the session's present state. */
-static GstMessage *
-make_message (GstUvgRtpZrtp * self, const urtp_zrtp_info_t * info)
-{
-  urtp_zrtp_keys_t keys;
-  const gchar *profile = NULL;
-
-  if (self->zrtp && urtp_zrtp_get_keys (self->zrtp, &keys) == 0) {
-    profile = urtp_srtp_profile_name (keys.profile);
-    gst_uvgrtp_zrtp_wipe (&keys, sizeof keys);
-  }
-  return gst_uvgrtp_zrtp_make_message (GST_OBJECT (self), info, profile);
-}
-
-/* ------------------------------------------------------------------------ */
-/* The ZRTP session (all under lock)                                        */
-
-static void
-srtp_teardown_locked (GstUvgRtpZrtp * self)
-{
-  if (!self->have_srtp)
-    return;
-  urtp_srtp_destroy (&self->tx);
-  urtp_srtp_destroy (&self->rx);
-  self->have_srtp = FALSE;
-}
-
-static void
-srtp_setup_locked (GstUvgRtpZrtp * self)
-{
-  urtp_zrtp_keys_t keys;
-  urtp_srtp_config_t cfg = { 0 };
-  int rc;
-
-  srtp_teardown_locked (self);
-  if (urtp_zrtp_get_keys (self->zrtp, &keys) != 0)
-    return;
-  cfg.profile = keys.profile;
-  cfg.key_len = keys.key_len;
-  cfg.any_ssrc = true;
-  cfg.dir = URTP_SRTP_OUTBOUND;
-  cfg.key = keys.local;
-  rc = urtp_srtp_init (&self->tx, &cfg);
-  if (rc == 0) {
-    cfg.dir = URTP_SRTP_INBOUND;
-    cfg.key = keys.remote;
-    cfg.replay_window = self->replay_window;
-    rc = urtp_srtp_init (&self->rx, &cfg);
-    if (rc != 0)
-      urtp_srtp_destroy (&self->tx);
-  }
-  gst_uvgrtp_zrtp_wipe (&keys, sizeof keys);
-  if (rc != 0) {
-    GError *err = g_error_new (GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_FAILED,
-        "Could not set up SRTP with the agreed keys");
-    gchar *dbg = g_strdup_printf ("urtp_srtp_init: %s", g_strerror (-rc));
-    g_queue_push_tail (&self->messages,
-        gst_message_new_error (GST_OBJECT (self), err, dbg));
-    g_error_free (err);
-    g_free (dbg);
-    return;
-  }
-  self->have_srtp = TRUE;
-  GST_INFO_OBJECT (self, "SRTP keys in place (%s)",
-      urtp_srtp_profile_name (self->tx.profile));
-}
-
-/* The session's callbacks run inside urtp_zrtp_start/recv/tick, so with the
- * lock held: they only queue. */
-static void
-zrtp_send_cb (void *user, const uint8_t * pkt, size_t len)
-{
-  GstUvgRtpZrtp *self = user;
-  gchar type[9];
-
-  GST_LOG_OBJECT (self, "sending %s (%" G_GSIZE_FORMAT " bytes)",
-      gst_uvgrtp_zrtp_type_name (pkt, len, type), len);
-  g_queue_push_tail (&self->out_pkts, gst_buffer_new_memdup (pkt, len));
-  self->stats.zrtp_out++;
-}
-
-static void
-zrtp_event_cb (void *user, urtp_zrtp_event_t ev)
-{
-  GstUvgRtpZrtp *self = user;
-  urtp_zrtp_info_t info;
-
-  switch (ev) {
-    case URTP_ZRTP_EV_KEYS_READY:
-      srtp_setup_locked (self);
-      self->notify |= NOTIFY_STATE_CHANGE;
-      break;
-    case URTP_ZRTP_EV_SECURE:
-      if (self->secure_reported)
-        break;
-      self->secure_reported = TRUE;
-      urtp_zrtp_get_info (self->zrtp, &info);
-      GST_INFO_OBJECT (self, "secure, SAS \"%s\" (%s, %s, %s)%s", info.sas,
-          info.cipher, info.auth_tag, info.key_agreement,
-          info.sas_verified ? ", verified" : "");
-      g_queue_push_tail (&self->messages, make_message (self, &info));
-      self->notify |= NOTIFY_STATE_CHANGE;
-      break;
-    case URTP_ZRTP_EV_FAILED:
-      /* the message is made once the session call returns: on an Error
-       * from the peer, the session marks it as such only after the event */
-      srtp_teardown_locked (self);
-      self->failed_pending = TRUE;
-      self->notify |= NOTIFY_STATE_CHANGE;
-      break;
-    case URTP_ZRTP_EV_CACHE_MISMATCH:
-      GST_WARNING_OBJECT (self, "retained secrets do not match the peer's: "
-          "the SAS must be compared");
-      break;
-  }
-}
-
-static void
-count_zrtp_rc (GstUvgRtpZrtp * self, int rc)
-{
-  GST_LOG_OBJECT (self, "session took the packet: %d (%s), state %s", rc,
-      rc ? g_strerror (-rc) : "ok",
-      urtp_zrtp_state_name (urtp_zrtp_state (self->zrtp)));
-  switch (rc) {
-    case 0:
-      break;
-    case -EBADMSG:
-      self->stats.zrtp_bad++;
-      break;
-    case -EPERM:
-      self->stats.zrtp_auth_fail++;
-      break;
-    default:
-      self->stats.zrtp_unexpected++;
-      break;
-  }
-}
-
-/* Creates and starts the session, then hands it what came before. */
-static void
-session_start_locked (GstUvgRtpZrtp * self, guint32 ssrc)
-{
-  urtp_zrtp_config_t cfg = { 0 };
-  GstBuffer *early;
-  gint64 now = now_ms ();
-  int rc;
-
-  cfg.role = URTP_ZRTP_ROLE_AUTO;
-  cfg.ssrc = ssrc;
-  cfg.zid = self->have_zid ? self->zid : NULL;
-  cfg.cache_path = self->cache_file;
-  cfg.send = zrtp_send_cb;
-  cfg.on_event = zrtp_event_cb;
-  cfg.user = self;
-
-  self->start_at_ms = 0;
-  srtp_teardown_locked (self);
-  g_clear_pointer (&self->zrtp, urtp_zrtp_free);
-  self->secure_reported = FALSE;
-  rc = urtp_zrtp_new (&cfg, &self->zrtp);
-  if (rc != 0) {
-    GError *err;
-    gchar *dbg;
-
-    self->start_failed = TRUE;
-    if (rc == -EIO && self->cache_file)
-      err = g_error_new (GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ_WRITE,
-          "Could not use the ZRTP cache file \"%s\"", self->cache_file);
-    else
-      err = g_error_new (GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
-          "Could not create the ZRTP session");
-    dbg = g_strdup_printf ("urtp_zrtp_new: %s", g_strerror (-rc));
-    g_queue_push_tail (&self->messages,
-        gst_message_new_error (GST_OBJECT (self), err, dbg));
-    g_error_free (err);
-    g_free (dbg);
-    g_queue_clear_full (&self->early, (GDestroyNotify) gst_buffer_unref);
-    return;
-  }
-  GST_INFO_OBJECT (self, "starting ZRTP with SSRC 0x%08x", ssrc);
-  urtp_zrtp_start (self->zrtp, (uint64_t) now);
-  self->notify |= 1u << PROP_STATE;
-  while ((early = g_queue_pop_head (&self->early))) {
-    GstMapInfo map;
-    if (gst_buffer_map (early, &map, GST_MAP_READ)) {
-      count_zrtp_rc (self, urtp_zrtp_recv (self->zrtp, map.data, map.size,
-              (uint64_t) now));
-      gst_buffer_unmap (early, &map);
-    }
-    gst_buffer_unref (early);
-  }
-  g_cond_signal (&self->cond);
-}
-
-static guint32
-rtp_ssrc (GstBuffer * buf, gboolean * ok)
-{
-  guint8 h[12];
-
-  *ok = gst_buffer_extract (buf, 0, h, sizeof h) == sizeof h && h[0] >> 6 == 2;
-  return *ok ? GST_READ_UINT32_BE (h + 8) : 0;
-}
-
-/* A packet that came in on recv_rtp_sink and looks like ZRTP. */
-static void
-handle_zrtp_locked (GstUvgRtpZrtp * self, GstBuffer * buf,
-    const guint8 * data, gsize len)
-{
-  gchar type[9];
-
-  self->stats.zrtp_in++;
-  GST_LOG_OBJECT (self, "received %s (%" G_GSIZE_FORMAT " bytes)",
-      gst_uvgrtp_zrtp_type_name (data, len, type), len);
-  if (self->zrtp && urtp_zrtp_state (self->zrtp) == URTP_ZRTP_FAILED &&
-      len >= ZRTP_TYPE_OFFSET + 8 &&
-      memcmp (data + ZRTP_TYPE_OFFSET, "Hello   ", 8) == 0) {
-    urtp_zrtp_info_t info;
-    /* Our Hellos went unanswered and we gave up; the peer has appeared
-     * since: start over (nothing was agreed, nothing is lost). */
-    urtp_zrtp_get_info (self->zrtp, &info);
-    if (info.error == URTP_ZRTP_ERR_TIMEOUT && gst_uvgrtp_zrtp_zid_is_zero (info.peer_zid)) {
-      GST_INFO_OBJECT (self, "peer appeared after the Hello timeout, "
-          "restarting ZRTP");
-      session_start_locked (self, self->ssrc ? self->ssrc :
-          self->have_media_ssrc ? self->media_ssrc : g_random_int ());
-    }
-  }
-  if (self->zrtp) {
-    count_zrtp_rc (self, urtp_zrtp_recv (self->zrtp, data, len,
-            (uint64_t) now_ms ()));
-    /* the packet may have set a sooner timer than the thread waits for */
-    g_cond_signal (&self->cond);
-    return;
-  }
-  if (self->start_failed)
-    return;
-  if (g_queue_get_length (&self->early) < MAX_EARLY)
-    g_queue_push_tail (&self->early, gst_buffer_ref (buf));
-  if (self->ssrc) {
-    session_start_locked (self, self->ssrc);
-  } else if (!self->start_at_ms) {
-    self->start_at_ms = now_ms () + START_WAIT_MS;
-    g_cond_signal (&self->cond);
-  }
-}
-
-/* ------------------------------------------------------------------------ */
-/* Handing on what the session queued                                       */
+/* The endpoint's callbacks: from its thread, with no lock held             */
 
 static void
 ensure_send_events (GstUvgRtpZrtp * self)
@@ -781,90 +521,100 @@ ensure_send_events (GstUvgRtpZrtp * self)
   self->send_events_ok = TRUE;
 }
 
-/* Sends the queued ZRTP packets on send_rtp_src, posts the queued messages
- * and notifies. Called with neither lock held. */
-static void
-flush_pending (GstUvgRtpZrtp * self)
+/* A ZRTP packet goes out on send_rtp_src, among the media. */
+static int
+ep_send (void *user, const uint8_t * pkt, size_t len,
+    const struct sockaddr *to, socklen_t to_len)
 {
-  GQueue pkts = G_QUEUE_INIT, msgs = G_QUEUE_INIT;
-  GstBuffer *buf;
-  GstMessage *msg;
-  guint notify;
+  GstUvgRtpZrtp *self = user;
+  GstFlowReturn ret;
+  gchar type[9];
 
+  GST_LOG_OBJECT (self, "sending %s (%" G_GSIZE_FORMAT " bytes)",
+      gst_uvgrtp_zrtp_type_name (pkt, len, type), len);
   g_mutex_lock (&self->push_lock);
-  g_mutex_lock (&self->lock);
-  if (self->failed_pending && self->zrtp) {
-    urtp_zrtp_info_t info;
-    urtp_zrtp_get_info (self->zrtp, &info);
-    GST_WARNING_OBJECT (self, "ZRTP failed: 0x%02x %s%s", info.error,
-        GST_STR_NULL (urtp_zrtp_error_name (info.error)),
-        info.error_from_peer ? " (from the peer)" : "");
-    g_queue_push_tail (&self->messages, make_message (self, &info));
-  }
-  self->failed_pending = FALSE;
-  pkts = self->out_pkts;
-  g_queue_init (&self->out_pkts);
-  msgs = self->messages;
-  g_queue_init (&self->messages);
-  notify = self->notify;
-  self->notify = 0;
-  g_mutex_unlock (&self->lock);
-
-  if (pkts.length)
-    ensure_send_events (self);
-  while ((buf = g_queue_pop_head (&pkts))) {
-    GstFlowReturn ret = gst_pad_push (self->send_rtp_src, buf);
-    if (ret != GST_FLOW_OK)
-      GST_DEBUG_OBJECT (self, "pushing ZRTP: %s", gst_flow_get_name (ret));
-  }
+  ensure_send_events (self);
+  ret = gst_pad_push (self->send_rtp_src, gst_buffer_new_memdup (pkt, len));
   g_mutex_unlock (&self->push_lock);
+  if (ret != GST_FLOW_OK)
+    GST_DEBUG_OBJECT (self, "pushing ZRTP: %s", gst_flow_get_name (ret));
+  return ret == GST_FLOW_OK ? 0 : -EIO;
+}
 
-  while ((msg = g_queue_pop_head (&msgs)))
-    gst_element_post_message (GST_ELEMENT (self), msg);
+static void
+notify_state (GstUvgRtpZrtp * self)
+{
   for (guint i = 1; i < N_PROPERTIES; i++)
-    if (notify & (1u << i))
+    if (NOTIFY_STATE_CHANGE & (1u << i))
       g_object_notify_by_pspec (G_OBJECT (self), properties[i]);
 }
 
-static gpointer
-timer_thread (gpointer data)
+static void
+ep_event (void *user, const urtp_zrtp_ep_event_t * ev)
 {
-  GstUvgRtpZrtp *self = data;
+  GstUvgRtpZrtp *self = user;
+  const urtp_zrtp_info_t *info = &ev->info;
+  GError *err;
+  gchar *dbg;
 
-  g_mutex_lock (&self->lock);
-  while (!self->timer_stop) {
-    gint64 now = now_ms ();
-    gint64 due = G_MAXINT64;
-    gboolean work;
-
-    if (!self->zrtp && self->start_at_ms && now >= self->start_at_ms)
-      session_start_locked (self, self->ssrc ? self->ssrc : g_random_int ());
-    if (self->zrtp) {
-      uint64_t t = urtp_zrtp_next_timeout (self->zrtp);
-      if (t <= (uint64_t) now) {
-        urtp_zrtp_tick (self->zrtp, (uint64_t) now);
-        t = urtp_zrtp_next_timeout (self->zrtp);
-      }
-      if (t != UINT64_MAX)
-        due = (gint64) t;
-    } else if (self->start_at_ms) {
-      due = self->start_at_ms;
-    }
-    work = self->out_pkts.length || self->messages.length || self->notify ||
-        self->failed_pending;
-    if (work) {
-      g_mutex_unlock (&self->lock);
-      flush_pending (self);
-      g_mutex_lock (&self->lock);
-      continue;
-    }
-    if (due == G_MAXINT64)
-      g_cond_wait (&self->cond, &self->lock);
-    else if (due > now)
-      g_cond_wait_until (&self->cond, &self->lock, due * 1000);
+  switch (ev->type) {
+    case URTP_ZRTP_EP_EV_SECURE:
+      GST_INFO_OBJECT (self, "secure, SAS \"%s\" (%s, %s, %s)%s", info->sas,
+          info->cipher, info->auth_tag, info->key_agreement,
+          info->sas_verified ? ", verified" : "");
+      if (info->cache_mismatch)
+        GST_WARNING_OBJECT (self, "retained secrets do not match the peer's: "
+            "the SAS must be compared");
+      gst_element_post_message (GST_ELEMENT (self),
+          gst_uvgrtp_zrtp_make_message (GST_OBJECT (self), info,
+              ev->srtp_profile));
+      break;
+    case URTP_ZRTP_EP_EV_FAILED:
+      GST_WARNING_OBJECT (self, "ZRTP failed: 0x%02x %s%s", info->error,
+          GST_STR_NULL (urtp_zrtp_error_name (info->error)),
+          info->error_from_peer ? " (from the peer)" : "");
+      gst_element_post_message (GST_ELEMENT (self),
+          gst_uvgrtp_zrtp_make_message (GST_OBJECT (self), info, NULL));
+      break;
+    case URTP_ZRTP_EP_EV_RESTARTED:
+      GST_INFO_OBJECT (self, "starting ZRTP over (%s)",
+          ev->reason == URTP_ZRTP_EP_RESTART_TIMEOUT ? "no answer" :
+          "the peer started a new exchange");
+      break;
+    case URTP_ZRTP_EP_EV_ERROR:
+      if (ev->error == -EIO && self->cache_file)
+        err = g_error_new (GST_RESOURCE_ERROR,
+            GST_RESOURCE_ERROR_OPEN_READ_WRITE, "Could not use the ZRTP "
+            "cache file \"%s\" (property 'cache-file')", self->cache_file);
+      else
+        err = g_error_new (GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
+            "Could not create the ZRTP session");
+      dbg = g_strdup_printf ("urtp_zrtp_new: %s", g_strerror (-ev->error));
+      gst_element_post_message (GST_ELEMENT (self),
+          gst_message_new_error (GST_OBJECT (self), err, dbg));
+      g_error_free (err);
+      g_free (dbg);
+      break;
+    case URTP_ZRTP_EP_EV_INFO_CHANGED:
+      notify_state (self);
+      break;
   }
-  g_mutex_unlock (&self->lock);
-  return NULL;
+}
+
+/* The source address udpsrc put on the buffer, if any. */
+static socklen_t
+buffer_source (GstBuffer * buf, struct sockaddr_storage *ss)
+{
+  GstNetAddressMeta *meta = gst_buffer_get_net_address_meta (buf);
+  gssize n;
+
+  if (!meta || !meta->addr)
+    return 0;
+  n = g_socket_address_get_native_size (meta->addr);
+  if (n <= 0 || (gsize) n > sizeof *ss ||
+      !g_socket_address_to_native (meta->addr, ss, sizeof *ss, NULL))
+    return 0;
+  return (socklen_t) n;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -905,6 +655,15 @@ protect_locked (GstUvgRtpZrtp * self, GstBuffer * in, gboolean rtcp)
   return out;
 }
 
+static guint32
+rtp_ssrc (GstBuffer * buf, gboolean * ok)
+{
+  guint8 h[12];
+
+  *ok = gst_buffer_extract (buf, 0, h, sizeof h) == sizeof h && h[0] >> 6 == 2;
+  return *ok ? GST_READ_UINT32_BE (h + 8) : 0;
+}
+
 /* What to send for a packet from rtpbin or a payloader: a protected copy,
  * the packet itself (allow-clear), or nothing. Takes buf. */
 static GstBuffer *
@@ -912,19 +671,21 @@ process_send_locked (GstUvgRtpZrtp * self, GstBuffer * buf, gboolean rtcp)
 {
   GstBuffer *out = NULL;
 
-  if (!rtcp && !self->have_media_ssrc) {
+  if (!self->ep) {
+    gst_buffer_unref (buf);
+    return NULL;
+  }
+  /* the first RTP packet to send starts the exchange with its SSRC */
+  if (!rtcp && !self->begun) {
     gboolean ok;
-    self->media_ssrc = rtp_ssrc (buf, &ok);
-    self->have_media_ssrc = ok;
+    guint32 ssrc = rtp_ssrc (buf, &ok);
+    if (ok) {
+      self->begun = TRUE;
+      urtp_zrtp_ep_begin (self->ep, ssrc);
+    }
   }
-  if (!rtcp && !self->zrtp && !self->start_failed) {
-    if (self->ssrc)
-      session_start_locked (self, self->ssrc);
-    else if (self->have_media_ssrc)
-      session_start_locked (self, self->media_ssrc);
-  }
-  if (self->zrtp && urtp_zrtp_state (self->zrtp) == URTP_ZRTP_SECURE &&
-      self->have_srtp) {
+  if (urtp_zrtp_ep_sync_srtp_dir (self->ep, &self->tx, &self->tx_serial,
+          URTP_SRTP_OUTBOUND, TRUE, 0, 0)) {
     out = protect_locked (self, buf, rtcp);
   } else if (self->allow_clear) {
     out = gst_buffer_ref (buf);
@@ -960,7 +721,6 @@ gst_uvgrtp_zrtp_send_rtp_chain (GstPad * pad, GstObject * parent,
   g_mutex_lock (&self->lock);
   out = process_send_locked (self, buf, FALSE);
   g_mutex_unlock (&self->lock);
-  flush_pending (self);
   return out ? push_send (self, self->send_rtp_src, out) : GST_FLOW_OK;
 }
 
@@ -982,7 +742,6 @@ gst_uvgrtp_zrtp_send_rtp_chain_list (GstPad * pad, GstObject * parent,
   }
   g_mutex_unlock (&self->lock);
   gst_buffer_list_unref (list);
-  flush_pending (self);
 
   if (gst_buffer_list_length (out) == 0) {
     gst_buffer_list_unref (out);
@@ -1013,10 +772,15 @@ gst_uvgrtp_zrtp_send_rtcp_chain (GstPad * pad, GstObject * parent,
 static GstBuffer *
 process_recv_locked (GstUvgRtpZrtp * self, GstBuffer * buf, gboolean rtcp)
 {
+  struct sockaddr_storage from;
+  socklen_t from_len;
   GstMapInfo map;
+  gint64 now;
   int n;
 
-  if (!self->have_srtp) {
+  if (!self->ep || !urtp_zrtp_ep_sync_srtp_dir (self->ep, &self->rx,
+          &self->rx_serial, URTP_SRTP_INBOUND, FALSE, 0,
+          self->replay_window)) {
     if (self->allow_clear) {
       self->stats.clear_received++;
       return buf;
@@ -1052,10 +816,15 @@ process_recv_locked (GstUvgRtpZrtp * self, GstBuffer * buf, gboolean rtcp)
   else
     self->stats.srtp_unprotected++;
   /* RFC 6189 4.6: the responder's authenticated SRTP stands for the
-   * Conf2ACK the initiator may not have seen yet */
-  if (self->zrtp && urtp_zrtp_state (self->zrtp) == URTP_ZRTP_KEY_AGREEMENT) {
-    urtp_zrtp_peer_srtp_ok (self->zrtp);
-    g_cond_signal (&self->cond);
+   * Conf2ACK the initiator may not have seen yet; and the peer is alive
+   * (told every 100 ms) */
+  now = g_get_monotonic_time ();
+  if (!urtp_zrtp_ep_is_secure (self->ep) ||
+      now - self->srtp_ok_told_us >= 100 * G_TIME_SPAN_MILLISECOND) {
+    self->srtp_ok_told_us = now;
+    from_len = buffer_source (buf, &from);
+    urtp_zrtp_ep_peer_srtp_ok (self->ep,
+        from_len ? (struct sockaddr *) &from : NULL, from_len);
   }
   return buf;
 }
@@ -1077,8 +846,17 @@ gst_uvgrtp_zrtp_recv_rtp_chain (GstPad * pad, GstObject * parent,
       if (gst_buffer_map (buf, &map, GST_MAP_READ)) {
         zrtp = urtp_zrtp_is_zrtp (map.data, map.size);
         if (zrtp) {
+          struct sockaddr_storage from;
+          socklen_t from_len = buffer_source (buf, &from);
+          gchar type[9];
+
+          GST_LOG_OBJECT (self, "received %s (%" G_GSIZE_FORMAT " bytes)",
+              gst_uvgrtp_zrtp_type_name (map.data, map.size, type),
+              map.size);
           g_mutex_lock (&self->lock);
-          handle_zrtp_locked (self, buf, map.data, map.size);
+          if (self->ep)
+            urtp_zrtp_ep_recv (self->ep, map.data, map.size,
+                from_len ? (struct sockaddr *) &from : NULL, from_len);
           g_mutex_unlock (&self->lock);
         }
         gst_buffer_unmap (buf, &map);
@@ -1087,14 +865,12 @@ gst_uvgrtp_zrtp_recv_rtp_chain (GstPad * pad, GstObject * parent,
   }
   if (zrtp) {
     gst_buffer_unref (buf);
-    flush_pending (self);
     return GST_FLOW_OK;
   }
 
   g_mutex_lock (&self->lock);
   buf = process_recv_locked (self, buf, FALSE);
   g_mutex_unlock (&self->lock);
-  flush_pending (self);
   return buf ? gst_pad_push (self->recv_rtp_src, buf) : GST_FLOW_OK;
 }
 
@@ -1107,7 +883,6 @@ gst_uvgrtp_zrtp_recv_rtcp_chain (GstPad * pad, GstObject * parent,
   g_mutex_lock (&self->lock);
   buf = process_recv_locked (self, buf, TRUE);
   g_mutex_unlock (&self->lock);
-  flush_pending (self);
   return buf ? gst_pad_push (self->recv_rtcp_src, buf) : GST_FLOW_OK;
 }
 
@@ -1209,49 +984,67 @@ gst_uvgrtp_zrtp_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 /* ------------------------------------------------------------------------ */
 /* States                                                                   */
 
-static void
+/* READY -> PAUSED: a new endpoint, its thread running. */
+static gboolean
 start (GstUvgRtpZrtp * self)
 {
-  g_mutex_lock (&self->lock);
-  memset (&self->stats, 0, sizeof self->stats);
-  self->have_last_info = FALSE;
-  self->start_failed = FALSE;
-  self->start_at_ms = 0;
-  self->secure_reported = FALSE;
-  self->have_media_ssrc = FALSE;
-  self->timer_stop = FALSE;
-  g_mutex_unlock (&self->lock);
+  urtp_zrtp_ep_config_t cfg;
+  urtp_zrtp_ep_t *ep = NULL, *old;
+  int rc;
+
+  memset (&cfg, 0, sizeof cfg);
+  cfg.mode = URTP_ZRTP_EP_DUPLEX;
+  cfg.start_delay_ms = START_WAIT_MS;
+  cfg.send = ep_send;
+  cfg.send_user = self;
+  cfg.on_event = ep_event;
+  cfg.event_user = self;
+
   g_mutex_lock (&self->push_lock);
   self->send_events_ok = FALSE;
   g_mutex_unlock (&self->push_lock);
-  self->timer = g_thread_new ("uvgrtpzrtp-timer", timer_thread, self);
+
+  g_mutex_lock (&self->lock);
+  cfg.ssrc = self->ssrc;
+  cfg.zid = self->have_zid ? self->zid : NULL;
+  cfg.cache_path = self->cache_file;
+  rc = urtp_zrtp_ep_new (&cfg, &ep);
+  if (rc == 0 && (rc = urtp_zrtp_ep_start (ep, -1)) != 0) {
+    urtp_zrtp_ep_free (ep);
+    ep = NULL;
+  }
+  old = self->ep;
+  self->ep = ep;
+  self->begun = FALSE;
+  self->tx_serial = self->rx_serial = -1;
+  self->srtp_ok_told_us = 0;
+  memset (&self->stats, 0, sizeof self->stats);
+  g_mutex_unlock (&self->lock);
+  /* the last run's, stopped already */
+  urtp_zrtp_ep_free (old);
+  if (rc != 0) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
+        ("ZRTP endpoint: %s", g_strerror (-rc)));
+    return FALSE;
+  }
+  return TRUE;
 }
 
+/* PAUSED -> READY: the endpoint stops (its last state stays readable). */
 static void
 stop (GstUvgRtpZrtp * self)
 {
-  g_mutex_lock (&self->lock);
-  self->timer_stop = TRUE;
-  g_cond_signal (&self->cond);
-  g_mutex_unlock (&self->lock);
-  if (self->timer) {
-    g_thread_join (self->timer);
-    self->timer = NULL;
-  }
+  urtp_zrtp_ep_t *ep;
 
   g_mutex_lock (&self->lock);
-  if (self->zrtp) {
-    urtp_zrtp_get_info (self->zrtp, &self->last_info);
-    self->have_last_info = TRUE;
-  }
-  srtp_teardown_locked (self);
-  g_clear_pointer (&self->zrtp, urtp_zrtp_free);
-  self->start_at_ms = 0;
-  g_queue_clear_full (&self->early, (GDestroyNotify) gst_buffer_unref);
-  g_queue_clear_full (&self->out_pkts, (GDestroyNotify) gst_buffer_unref);
-  g_queue_clear_full (&self->messages, (GDestroyNotify) gst_message_unref);
-  self->notify = 0;
-  self->failed_pending = FALSE;
+  ep = self->ep;
+  g_mutex_unlock (&self->lock);
+  /* without the lock: its thread may be calling back, which takes it */
+  if (ep)
+    urtp_zrtp_ep_stop (ep);
+  g_mutex_lock (&self->lock);
+  urtp_srtp_destroy (&self->tx);
+  urtp_srtp_destroy (&self->rx);
   g_mutex_unlock (&self->lock);
 }
 
@@ -1263,15 +1056,16 @@ gst_uvgrtp_zrtp_change_state (GstElement * element, GstStateChange transition)
 
   switch (transition) {
     case GST_STATE_CHANGE_READY_TO_PAUSED:
-      start (self);
+      if (!start (self))
+        return GST_STATE_CHANGE_FAILURE;
       break;
     case GST_STATE_CHANGE_PAUSED_TO_PLAYING:
-      /* a fixed SSRC needs no media to start with; the timer thread sends
-       * the first Hello, so no state change waits on the network */
+      /* a fixed SSRC needs no media to start with; the endpoint's thread
+       * sends the first Hello, so no state change waits on the network */
       g_mutex_lock (&self->lock);
-      if (self->ssrc && !self->zrtp && !self->start_failed) {
-        self->start_at_ms = now_ms ();
-        g_cond_signal (&self->cond);
+      if (self->ssrc && self->ep && !self->begun) {
+        self->begun = TRUE;
+        urtp_zrtp_ep_begin (self->ep, self->ssrc);
       }
       g_mutex_unlock (&self->lock);
       break;
@@ -1302,8 +1096,8 @@ gst_uvgrtp_zrtp_set_sas_verified (GstUvgRtpZrtp * self, gboolean verified)
   int rc = -EAGAIN;
 
   g_mutex_lock (&self->lock);
-  if (self->zrtp)
-    rc = urtp_zrtp_set_sas_verified (self->zrtp, verified);
+  if (self->ep)
+    rc = urtp_zrtp_ep_set_sas_verified (self->ep, verified);
   g_mutex_unlock (&self->lock);
   if (rc == -EAGAIN)
     GST_WARNING_OBJECT (self, "no SAS to verify yet");
@@ -1322,16 +1116,20 @@ static GstStructure *
 make_stats (GstUvgRtpZrtp * self)
 {
   GstUvgRtpZrtpStats *st = &self->stats;
-  urtp_zrtp_info_t info;
+  urtp_zrtp_ep_counters_t c;
 
-  get_info_locked (self, &info);
+  memset (&c, 0, sizeof c);
+  if (self->ep)
+    urtp_zrtp_ep_get_counters (self->ep, &c);
   return gst_structure_new ("application/x-uvgrtp-zrtp-stats",
-      "zrtp-packets-in", G_TYPE_UINT64, st->zrtp_in,
-      "zrtp-packets-out", G_TYPE_UINT64, st->zrtp_out,
-      "zrtp-retransmits", G_TYPE_UINT64, (guint64) info.stats.retransmits,
-      "zrtp-bad-packets", G_TYPE_UINT64, st->zrtp_bad,
-      "zrtp-unexpected", G_TYPE_UINT64, st->zrtp_unexpected,
-      "zrtp-auth-failures", G_TYPE_UINT64, st->zrtp_auth_fail,
+      "zrtp-packets-in", G_TYPE_UINT64, (guint64) c.received,
+      "zrtp-packets-out", G_TYPE_UINT64, (guint64) c.sent,
+      "zrtp-retransmits", G_TYPE_UINT64, (guint64) c.retransmits,
+      "zrtp-bad-packets", G_TYPE_UINT64, (guint64) c.bad,
+      "zrtp-unexpected", G_TYPE_UINT64, (guint64) c.unexpected,
+      "zrtp-auth-failures", G_TYPE_UINT64, (guint64) c.auth_fail,
+      "zrtp-restarts", G_TYPE_UINT64, (guint64) c.restarts,
+      "zrtp-foreign", G_TYPE_UINT64, (guint64) c.foreign,
       "media-dropped", G_TYPE_UINT64, st->dropped_send + st->dropped_recv,
       "dropped-send", G_TYPE_UINT64, st->dropped_send,
       "dropped-recv", G_TYPE_UINT64, st->dropped_recv,
@@ -1394,7 +1192,9 @@ gst_uvgrtp_zrtp_get_property (GObject * object, guint prop_id,
   urtp_zrtp_info_t info;
 
   g_mutex_lock (&self->lock);
-  get_info_locked (self, &info);
+  memset (&info, 0, sizeof info);
+  if (self->ep)
+    urtp_zrtp_ep_get_info (self->ep, &info);
   switch (prop_id) {
     case PROP_ALLOW_CLEAR:
       g_value_set_boolean (value, self->allow_clear);
@@ -1403,10 +1203,12 @@ gst_uvgrtp_zrtp_get_property (GObject * object, guint prop_id,
       g_value_set_string (value, self->cache_file);
       break;
     case PROP_ZID:
-      if (self->zrtp || self->have_last_info)
-        g_value_take_string (value, gst_uvgrtp_zrtp_hex (info.zid, URTP_ZRTP_ZID_LEN));
+      if (!gst_uvgrtp_zrtp_zid_is_zero (info.zid))
+        g_value_take_string (value, gst_uvgrtp_zrtp_hex (info.zid,
+                URTP_ZRTP_ZID_LEN));
       else if (self->have_zid)
-        g_value_take_string (value, gst_uvgrtp_zrtp_hex (self->zid, URTP_ZRTP_ZID_LEN));
+        g_value_take_string (value, gst_uvgrtp_zrtp_hex (self->zid,
+                URTP_ZRTP_ZID_LEN));
       else
         g_value_set_string (value, NULL);
       break;

@@ -7,6 +7,7 @@
 
 #include "urtp/srtp.h"
 #include "urtp/zrtp.h"
+#include "urtp/zrtp_ep.h"
 
 #include "gstuvgrtpzrtpctl.h"
 
@@ -16,14 +17,10 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (GstUvgRtpZrtp, gst_uvgrtp_zrtp, GST, UVGRTP_ZRTP,
     GstElement)
 
-/* Counters, under the element's lock; reset when the element starts. */
+/* Media counters, under the element's lock; reset when the element
+ * starts. The ZRTP ones are the endpoint's (urtp_zrtp_ep_counters_t). */
 typedef struct
 {
-  guint64 zrtp_in;              /* ZRTP packets received and handled */
-  guint64 zrtp_out;             /* ZRTP packets sent, retransmissions too */
-  guint64 zrtp_bad;             /* malformed (CRC, lengths) */
-  guint64 zrtp_unexpected;      /* valid, but not for the state */
-  guint64 zrtp_auth_fail;       /* hash chain or MAC failed */
   guint64 dropped_send;         /* RTP/RTCP to send, dropped: not secure */
   guint64 dropped_recv;         /* RTP/RTCP received, dropped: no keys */
   guint64 clear_sent;           /* sent unprotected (allow-clear) */
@@ -44,11 +41,12 @@ struct _GstUvgRtpZrtp
   GstPad *send_rtp_sink, *send_rtp_src;
   GstPad *send_rtcp_sink, *send_rtcp_src;
 
-  /* Everything below is under lock, except where noted. The lock is never
-   * held while pushing or posting: what the ZRTP session sends and the
-   * messages it causes are queued and handed on after it is released. */
+  /* Properties, the SRTP contexts and the counters are under lock. The
+   * policy (when the exchange starts and starts over, who may talk to it)
+   * is the endpoint's, lib/urtp/zrtp_ep.h; its thread sends the ZRTP
+   * packets and calls back with no lock held. Never is lock held while
+   * stopping the endpoint, pushing or posting. */
   GMutex lock;
-  GCond cond;                   /* wakes the timer thread */
   /* Serialises everything pushed on send_rtp_src (media, ZRTP, events),
    * taken before lock when both are needed. */
   GMutex push_lock;
@@ -61,29 +59,14 @@ struct _GstUvgRtpZrtp
   guint ssrc;
   guint replay_window;
 
-  /* the session */
-  urtp_zrtp_t *zrtp;
-  gboolean start_failed;        /* the session could not be created */
-  gint64 start_at_ms;           /* start without media's SSRC then; 0: no */
-  gboolean have_media_ssrc;
-  guint32 media_ssrc;           /* of the first RTP packet to send */
-  GQueue early;                 /* ZRTP packets from before the start */
+  /* from READY to PAUSED on; kept after stopping, for its last state */
+  urtp_zrtp_ep_t *ep;
+  gboolean begun;               /* urtp_zrtp_ep_begin() called */
   urtp_srtp_t tx, rx;           /* one context per direction */
-  gboolean have_srtp;
-  gboolean secure_reported;
-  gboolean failed_pending;      /* post the failure once the call returns */
-  urtp_zrtp_info_t last_info;   /* kept when the session is freed */
-  gboolean have_last_info;
+  gint tx_serial, rx_serial;
+  gint64 srtp_ok_told_us;       /* when the endpoint last heard the peer's
+                                   media authenticates */
   GstUvgRtpZrtpStats stats;
-
-  /* handed on after the lock is released */
-  GQueue out_pkts;              /* GstBuffer: ZRTP packets to send */
-  GQueue messages;              /* GstMessage */
-  guint notify;                 /* bit per property to notify */
-
-  /* the timer thread drives retransmissions and timeouts */
-  GThread *timer;
-  gboolean timer_stop;
 
   /* set under push_lock: send_rtp_src has stream-start, caps, segment */
   gboolean send_events_ok;

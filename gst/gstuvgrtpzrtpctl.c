@@ -6,30 +6,17 @@
 
 #include <errno.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
-#include "gstuvgrtpsrtp.h"
 #include "gstuvgrtpzrtpctl.h"
 
-#if defined (URTP_HAVE_ZRTP) && defined (URTP_HAVE_SRTP)
+/* lib/ has the endpoint when it has both ZRTP and SRTP */
+#ifdef URTP_HAVE_ZRTP_EP
 #define HAVE_ENGINE 1
 #endif
 
 GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_zrtp_ctl_debug);
 #define GST_CAT_DEFAULT gst_uvgrtp_zrtp_ctl_debug
-
-/* ZRTP packets kept from before their session exists. */
-#define MAX_EARLY 8
-/* Received packets waiting for the thread. */
-#define MAX_INQ 64
-/* How often a Multistream member looks whether the session's first stream
- * became secure. */
-#define JOIN_POLL_MS 20
-/* Media without keys starts an exchange at most this often. */
-#define POKE_INTERVAL_MS 3000
 
 #define ZRTP_TYPE_OFFSET 16     /* packet header 12, preamble 2, length 2 */
 
@@ -565,136 +552,23 @@ gst_uvgrtp_zrtp_settings_get_property (GstUvgRtpZrtpSettings * s,
 }
 
 /* ------------------------------------------------------------------------ */
-/* The endpoint                                                             */
-
-typedef struct
-{
-  struct sockaddr_storage from;
-  socklen_t from_len;
-  gsize len;
-  guint8 data[];
-} Pkt;
-
-typedef struct _Group Group;
+/* The endpoint: an adapter over urtp_zrtp_ep (lib/urtp/zrtp_ep.h), which   */
+/* holds the policy; here its events become messages and notifications.    */
 
 struct _GstUvgRtpZrtpCtl
 {
   gint ref;                     /* atomic */
   GstElement *element;          /* not owned; used until stop() */
   GstUvgRtpZrtpRole role;
-  int fd;
-  int efd;                      /* eventfd waking the thread */
-  guint32 ssrc;
-  gchar *cache_file;
-  guint8 ka[URTP_ZRTP_MAX_PREFS];
-  Group *group;                 /* NULL: not in a zrtp-session */
-  GThread *thread;
-
-  /* atomics, for the media path */
-  gint secure;
-  gint serial;
-
-  GMutex lock;
-  /* under lock */
-  gboolean stop;
-  gboolean have_zid;            /* set, from the cache, or pinned */
-  guint8 zid[URTP_ZRTP_ZID_LEN];
-  struct sockaddr_storage remote;       /* where the session sends */
-  socklen_t remote_len;
-  urtp_zrtp_t *zrtp;
-  GBytes *peer_hello;           /* message part of the first Hello fed */
-  gboolean start_pending;       /* create a session at start_at */
-  gint64 start_at;
-  gboolean failed_pending;      /* look at the failure after the call */
-  gboolean secure_posted;
-  gboolean join_logged;
-  gboolean fatal;               /* a session could not be created */
-  gint64 last_poke;
-  urtp_zrtp_info_t last_info;   /* of the last session freed */
-  gboolean have_last_info;
-  guint64 old_retransmits;      /* of the sessions freed */
-  GstUvgRtpZrtpCounters counters;
-  GQueue inq;                   /* Pkt: received, for the thread */
-  GQueue early;                 /* Pkt: before the session */
-  GQueue messages;              /* GstMessage to post */
-  guint notify;                 /* bit per GstUvgRtpZrtpProp */
+  int fd;                       /* the element's socket */
+  gchar *cache_file;            /* for the error message */
+  urtp_zrtp_ep_t *ep;
+  /* the streaming thread's, in sync_srtp(): authenticated packets of the
+   * receiving context seen so far, and when the endpoint last heard of
+   * them */
+  guint64 rx_seen;
+  gint64 rx_told_us;
 };
-
-struct _Group
-{
-  gchar *key;
-  GstUvgRtpZrtpCtl *leader;     /* reference; NULL: none yet */
-  guint members;
-};
-
-void
-gst_uvgrtp_zrtp_ctl_unref (GstUvgRtpZrtpCtl * ctl)
-{
-  if (!ctl || !g_atomic_int_dec_and_test (&ctl->ref))
-    return;
-  g_free (ctl->cache_file);
-  if (ctl->peer_hello)
-    g_bytes_unref (ctl->peer_hello);
-  gst_uvgrtp_zrtp_wipe (&ctl->last_info, sizeof ctl->last_info);
-  g_queue_clear_full (&ctl->inq, g_free);
-  g_queue_clear_full (&ctl->early, g_free);
-  g_queue_clear_full (&ctl->messages, (GDestroyNotify) gst_message_unref);
-  g_mutex_clear (&ctl->lock);
-  g_free (ctl);
-}
-
-gboolean
-gst_uvgrtp_zrtp_ctl_is_secure (GstUvgRtpZrtpCtl * ctl)
-{
-  return g_atomic_int_get (&ctl->secure) != 0;
-}
-
-gint
-gst_uvgrtp_zrtp_ctl_serial (GstUvgRtpZrtpCtl * ctl)
-{
-  return g_atomic_int_get (&ctl->serial);
-}
-
-void
-gst_uvgrtp_zrtp_ctl_get_counters (GstUvgRtpZrtpCtl * ctl,
-    GstUvgRtpZrtpCounters * out)
-{
-  g_mutex_lock (&ctl->lock);
-  *out = ctl->counters;
-  out->retransmits = ctl->old_retransmits;
-#ifdef HAVE_ENGINE
-  if (ctl->zrtp) {
-    urtp_zrtp_info_t info;
-    urtp_zrtp_get_info (ctl->zrtp, &info);
-    out->retransmits += info.stats.retransmits;
-    gst_uvgrtp_zrtp_wipe (&info, sizeof info);
-  }
-#endif
-  g_mutex_unlock (&ctl->lock);
-}
-
-static void
-get_info_locked (GstUvgRtpZrtpCtl * ctl, urtp_zrtp_info_t * info)
-{
-#ifdef HAVE_ENGINE
-  if (ctl->zrtp) {
-    urtp_zrtp_get_info (ctl->zrtp, info);
-    return;
-  }
-#endif
-  if (ctl->have_last_info)
-    *info = ctl->last_info;
-  else
-    memset (info, 0, sizeof *info);
-}
-
-void
-gst_uvgrtp_zrtp_ctl_get_info (GstUvgRtpZrtpCtl * ctl, urtp_zrtp_info_t * info)
-{
-  g_mutex_lock (&ctl->lock);
-  get_info_locked (ctl, info);
-  g_mutex_unlock (&ctl->lock);
-}
 
 GstUvgRtpZrtpCtl *
 gst_uvgrtp_zrtp_ctl_ref (GstUvgRtpZrtpCtl * ctl)
@@ -703,22 +577,25 @@ gst_uvgrtp_zrtp_ctl_ref (GstUvgRtpZrtpCtl * ctl)
   return ctl;
 }
 
+void
+gst_uvgrtp_zrtp_ctl_unref (GstUvgRtpZrtpCtl * ctl)
+{
+  if (!ctl || !g_atomic_int_dec_and_test (&ctl->ref))
+    return;
 #ifdef HAVE_ENGINE
-
-static gint64
-now_ms (void)
-{
-  return g_get_monotonic_time () / 1000;
+  urtp_zrtp_ep_free (ctl->ep);
+#endif
+  g_free (ctl->cache_file);
+  g_free (ctl);
 }
 
-static void
-wake (GstUvgRtpZrtpCtl * ctl)
+urtp_zrtp_ep_t *
+gst_uvgrtp_zrtp_ctl_endpoint (GstUvgRtpZrtpCtl * ctl)
 {
-  guint64 one = 1;
-
-  if (ctl->efd >= 0 && write (ctl->efd, &one, sizeof one) < 0)
-    GST_LOG ("eventfd write: %s", g_strerror (errno));
+  return ctl->ep;
 }
+
+#ifdef HAVE_ENGINE
 
 /* Parses zrtp-key-agreements. */
 static gboolean
@@ -760,249 +637,22 @@ parse_key_agreements (const gchar * s, guint8 out[URTP_ZRTP_MAX_PREFS],
   return ok;
 }
 
-/* ------------------------------------------------------------------------ */
-/* The registry of zrtp-session groups                                      */
-
-static GMutex registry_lock;
-static GHashTable *registry;    /* key -> Group */
-
-static Group *
-group_join (const gchar * key)
+static socklen_t
+addr_len (const struct sockaddr_storage *a)
 {
-  Group *g;
-
-  g_mutex_lock (&registry_lock);
-  if (!registry)
-    registry = g_hash_table_new (g_str_hash, g_str_equal);
-  g = g_hash_table_lookup (registry, key);
-  if (!g) {
-    g = g_new0 (Group, 1);
-    g->key = g_strdup (key);
-    g_hash_table_insert (registry, g->key, g);
-  }
-  g->members++;
-  g_mutex_unlock (&registry_lock);
-  return g;
+  return a->ss_family == AF_INET6 ?
+      sizeof (struct sockaddr_in6) : sizeof (struct sockaddr_in);
 }
 
 static void
-group_leave (Group * g, GstUvgRtpZrtpCtl * ctl)
+notify_info (GstUvgRtpZrtpCtl * ctl)
 {
-  GstUvgRtpZrtpCtl *old = NULL;
-
-  g_mutex_lock (&registry_lock);
-  if (g->leader == ctl) {
-    old = g->leader;
-    g->leader = NULL;
-  }
-  if (--g->members == 0) {
-    g_hash_table_remove (registry, g->key);
-    g_free (g->key);
-    g_free (g);
-  }
-  g_mutex_unlock (&registry_lock);
-  /* outside the registry lock: the last reference frees */
-  gst_uvgrtp_zrtp_ctl_unref (old);
-}
-
-/* ------------------------------------------------------------------------ */
-/* The session (under lock)                                                 */
-
-static void
-bump_serial (GstUvgRtpZrtpCtl * ctl)
-{
-  g_atomic_int_inc (&ctl->serial);
-}
-
-static gboolean
-is_type (const guint8 * pkt, gsize len, const gchar * type)
-{
-  return len >= ZRTP_TYPE_OFFSET + 8 &&
-      memcmp (pkt + ZRTP_TYPE_OFFSET, type, 8) == 0;
-}
-
-/* Whether a Hello packet differs from the one the session was fed (the
- * message itself: the packet header's sequence number and the CRC change
- * with every retransmission). */
-static gboolean
-hello_differs (GstUvgRtpZrtpCtl * ctl, const guint8 * pkt, gsize len)
-{
-  gsize mlen;
-  const guint8 *m;
-
-  if (!ctl->peer_hello)
-    return TRUE;
-  m = g_bytes_get_data (ctl->peer_hello, &mlen);
-  return len < 16 || len - 16 != mlen || memcmp (pkt + 12, m, mlen) != 0;
+  for (guint i = GST_UVGRTP_ZRTP_PROP_STATE; i < GST_UVGRTP_ZRTP_N_PROPS; i++)
+    g_object_notify (G_OBJECT (ctl->element), prop_names[i]);
 }
 
 static void
-zrtp_send_cb (void *user, const uint8_t * pkt, size_t len)
-{
-  GstUvgRtpZrtpCtl *ctl = user;
-  gchar type[9];
-  ssize_t r;
-
-  GST_LOG_OBJECT (ctl->element, "sending %s (%" G_GSIZE_FORMAT " bytes)",
-      gst_uvgrtp_zrtp_type_name (pkt, len, type), len);
-  ctl->counters.sent++;
-  r = sendto (ctl->fd, pkt, len, MSG_DONTWAIT,
-      (const struct sockaddr *) &ctl->remote, ctl->remote_len);
-  /* an ICMP error for an earlier datagram is reported by this call, which
-   * then sends nothing */
-  if (r < 0 && errno == ECONNREFUSED)
-    r = sendto (ctl->fd, pkt, len, MSG_DONTWAIT,
-        (const struct sockaddr *) &ctl->remote, ctl->remote_len);
-  if (r < 0)
-    GST_DEBUG_OBJECT (ctl->element, "sending ZRTP: %s", g_strerror (errno));
-}
-
-static const gchar *
-keys_profile (GstUvgRtpZrtpCtl * ctl)
-{
-  urtp_zrtp_keys_t keys;
-  const gchar *name = NULL;
-
-  if (ctl->zrtp && urtp_zrtp_get_keys (ctl->zrtp, &keys) == 0) {
-    name = urtp_srtp_profile_name (keys.profile);
-    gst_uvgrtp_zrtp_wipe (&keys, sizeof keys);
-  }
-  return name;
-}
-
-static void
-zrtp_event_cb (void *user, urtp_zrtp_event_t ev)
-{
-  GstUvgRtpZrtpCtl *ctl = user;
-  urtp_zrtp_info_t info;
-
-  switch (ev) {
-    case URTP_ZRTP_EV_KEYS_READY:
-      bump_serial (ctl);
-      ctl->notify |= NOTIFY_INFO;
-      break;
-    case URTP_ZRTP_EV_SECURE:
-      if (ctl->secure_posted)
-        break;
-      ctl->secure_posted = TRUE;
-      g_atomic_int_set (&ctl->secure, 1);
-      urtp_zrtp_get_info (ctl->zrtp, &info);
-      GST_INFO_OBJECT (ctl->element, "secure, SAS \"%s\" (%s, %s, %s)%s",
-          info.sas, info.cipher, info.auth_tag, info.key_agreement,
-          info.sas_verified ? ", verified" : "");
-      g_queue_push_tail (&ctl->messages,
-          gst_uvgrtp_zrtp_make_message (GST_OBJECT (ctl->element), &info,
-              keys_profile (ctl)));
-      gst_uvgrtp_zrtp_wipe (&info, sizeof info);
-      ctl->notify |= NOTIFY_INFO;
-      break;
-    case URTP_ZRTP_EV_FAILED:
-      /* judged once the call returns (a timeout restarts quietly) */
-      g_atomic_int_set (&ctl->secure, 0);
-      bump_serial (ctl);
-      ctl->failed_pending = TRUE;
-      ctl->notify |= NOTIFY_INFO;
-      break;
-    case URTP_ZRTP_EV_CACHE_MISMATCH:
-      GST_WARNING_OBJECT (ctl->element, "retained secrets do not match the "
-          "peer's: the SAS must be compared");
-      break;
-  }
-}
-
-static void
-count_rc (GstUvgRtpZrtpCtl * ctl, int rc)
-{
-  switch (rc) {
-    case 0:
-      break;
-    case -EBADMSG:
-      ctl->counters.bad++;
-      break;
-    case -EPERM:
-      ctl->counters.auth_fail++;
-      break;
-    default:
-      ctl->counters.unexpected++;
-      break;
-  }
-}
-
-/* Frees the session, keeping what it reported. */
-static void
-drop_session_locked (GstUvgRtpZrtpCtl * ctl)
-{
-  if (!ctl->zrtp)
-    return;
-  urtp_zrtp_get_info (ctl->zrtp, &ctl->last_info);
-  ctl->have_last_info = TRUE;
-  ctl->old_retransmits += ctl->last_info.stats.retransmits;
-  g_clear_pointer (&ctl->zrtp, urtp_zrtp_free);
-  g_clear_pointer (&ctl->peer_hello, g_bytes_unref);
-  g_atomic_int_set (&ctl->secure, 0);
-  bump_serial (ctl);
-  ctl->secure_posted = FALSE;
-  ctl->failed_pending = FALSE;
-  ctl->notify |= NOTIFY_INFO;
-}
-
-/* After every call into the session: a failure is posted, except a
- * timeout (the peer never answered, or went away), after which a sender
- * starts over and a receiver waits for the next Hello. */
-static void
-after_call_locked (GstUvgRtpZrtpCtl * ctl, gint64 now)
-{
-  urtp_zrtp_info_t info;
-
-  if (!ctl->failed_pending || !ctl->zrtp)
-    return;
-  ctl->failed_pending = FALSE;
-  urtp_zrtp_get_info (ctl->zrtp, &info);
-  if (info.error == URTP_ZRTP_ERR_TIMEOUT) {
-    if (ctl->role == GST_UVGRTP_ZRTP_SENDER) {
-      GST_INFO_OBJECT (ctl->element, "no answer from the peer%s: starting "
-          "over", info.error_from_peer ? " (it gave up)" : "");
-      ctl->start_pending = TRUE;
-      ctl->start_at = now;
-      ctl->counters.restarts++;
-    } else {
-      GST_INFO_OBJECT (ctl->element, "the peer stopped answering%s: "
-          "waiting for a new Hello", info.error_from_peer ?
-          " (it gave up)" : "");
-    }
-  } else {
-    GST_WARNING_OBJECT (ctl->element, "ZRTP failed: 0x%02x %s%s", info.error,
-        GST_STR_NULL (urtp_zrtp_error_name (info.error)),
-        info.error_from_peer ? " (from the peer)" : "");
-    g_queue_push_tail (&ctl->messages,
-        gst_uvgrtp_zrtp_make_message (GST_OBJECT (ctl->element), &info,
-            NULL));
-  }
-  gst_uvgrtp_zrtp_wipe (&info, sizeof info);
-}
-
-static int
-new_session (GstUvgRtpZrtpCtl * ctl, const urtp_zrtp_t * parent,
-    urtp_zrtp_t ** out)
-{
-  urtp_zrtp_config_t cfg;
-
-  memset (&cfg, 0, sizeof cfg);
-  cfg.role = URTP_ZRTP_ROLE_AUTO;
-  cfg.ssrc = ctl->ssrc;
-  /* a Multistream stream has its parent's ZID */
-  cfg.zid = (!parent && ctl->have_zid) ? ctl->zid : NULL;
-  cfg.cache_path = ctl->cache_file;
-  memcpy (cfg.key_agreements, ctl->ka, sizeof cfg.key_agreements);
-  cfg.multistream_parent = parent;
-  cfg.send = zrtp_send_cb;
-  cfg.on_event = zrtp_event_cb;
-  cfg.user = ctl;
-  return urtp_zrtp_new (&cfg, out);
-}
-
-static void
-queue_error (GstUvgRtpZrtpCtl * ctl, int rc)
+post_start_error (GstUvgRtpZrtpCtl * ctl, int rc)
 {
   GError *err;
   gchar *dbg;
@@ -1015,324 +665,96 @@ queue_error (GstUvgRtpZrtpCtl * ctl, int rc)
     err = g_error_new (GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
         "Could not create the ZRTP session");
   dbg = g_strdup_printf ("urtp_zrtp_new: %s", g_strerror (-rc));
-  g_queue_push_tail (&ctl->messages,
+  GST_ERROR_OBJECT (ctl->element, "%s", dbg);
+  gst_element_post_message (ctl->element,
       gst_message_new_error (GST_OBJECT (ctl->element), err, dbg));
   g_error_free (err);
   g_free (dbg);
 }
 
-/* Feeds one packet to the session; a Hello is remembered the first time. */
-static void
-feed_locked (GstUvgRtpZrtpCtl * ctl, const guint8 * data, gsize len,
-    gint64 now)
-{
-  gboolean hello = is_type (data, len, "Hello   ");
-  gchar type[9];
-  int rc;
-
-  rc = urtp_zrtp_recv (ctl->zrtp, data, len, (uint64_t) now);
-  GST_LOG_OBJECT (ctl->element, "received %s (%" G_GSIZE_FORMAT " bytes): "
-      "%d, state %s", gst_uvgrtp_zrtp_type_name (data, len, type), len, rc,
-      urtp_zrtp_state_name (urtp_zrtp_state (ctl->zrtp)));
-  count_rc (ctl, rc);
-  if (hello && !ctl->peer_hello && rc != -EBADMSG && len >= 16)
-    ctl->peer_hello = g_bytes_new (data + 12, len - 16);
-}
-
-/* The stream this one was to join in Multistream mode failed for good
- * (an error, not a timeout): so does this one, with the leader's error. */
-static void
-post_leader_failed_locked (GstUvgRtpZrtpCtl * ctl, urtp_zrtp_info_t * li)
+/* A Multistream member whose session's first stream failed for real: the
+ * message says so, with the first stream's reason. */
+static GstMessage *
+leader_failed_message (GstUvgRtpZrtpCtl * ctl, const urtp_zrtp_ep_event_t * ev)
 {
   GstMessage *m = gst_uvgrtp_zrtp_make_message (GST_OBJECT (ctl->element),
-      li, NULL);
+      &ev->info, NULL);
   const gchar *why = gst_structure_get_string (gst_message_get_structure (m),
       "reason");
-  /* the key is "send/NAME" or "recv/NAME" */
-  const gchar *name = strchr (ctl->group->key, '/') + 1;
   gchar *reason = g_strdup_printf ("the first stream of ZRTP session \"%s\" "
-      "failed: %s", name, GST_STR_NULL (why));
+      "failed: %s", GST_STR_NULL (ev->group), GST_STR_NULL (why));
 
   GST_WARNING_OBJECT (ctl->element, "%s", reason);
   gst_structure_set (gst_message_writable_structure (m), "reason",
       G_TYPE_STRING, reason, NULL);
-  g_queue_push_tail (&ctl->messages, m);
   g_free (reason);
-  /* the properties show the failure too */
-  ctl->last_info = *li;
-  ctl->have_last_info = TRUE;
-  gst_uvgrtp_zrtp_wipe (li, sizeof *li);
-  ctl->start_pending = FALSE;
-  ctl->fatal = TRUE;
-  g_queue_clear_full (&ctl->early, g_free);
+  return m;
 }
 
-/* Creates and starts a session: on its own, or in Multistream mode with
- * the group's first stream once that is secure (else tried again in
- * JOIN_POLL_MS). May release the lock for a while. */
+/* From the endpoint's thread, with no lock held. */
 static void
-try_start_locked (GstUvgRtpZrtpCtl * ctl, gint64 now)
+ctl_event (void *user, const urtp_zrtp_ep_event_t * ev)
 {
-  urtp_zrtp_t *z = NULL;
-  gboolean joined = FALSE;
-  Pkt *p;
-  int rc = 0;
+  GstUvgRtpZrtpCtl *ctl = user;
+  const urtp_zrtp_info_t *info = &ev->info;
+  static const gchar *const why[] = {
+    "no answer from the peer", "the peer started a new exchange",
+    "media without keys",
+  };
 
-  drop_session_locked (ctl);
-  /* a new exchange: the state shown is idle until it starts */
-  ctl->have_last_info = FALSE;
-  if (ctl->group) {
-    GstUvgRtpZrtpCtl *leader = NULL;
-
-    g_mutex_lock (&registry_lock);
-    if (!ctl->group->leader)
-      ctl->group->leader = gst_uvgrtp_zrtp_ctl_ref (ctl);
-    if (ctl->group->leader != ctl)
-      leader = gst_uvgrtp_zrtp_ctl_ref (ctl->group->leader);
-    g_mutex_unlock (&registry_lock);
-
-    if (leader) {
-      urtp_zrtp_info_t li;
-      gboolean leader_failed = FALSE;
-
-      /* never two endpoint locks at once: the leader's alone */
-      g_mutex_unlock (&ctl->lock);
-      g_mutex_lock (&leader->lock);
-      if (leader->zrtp && urtp_zrtp_state (leader->zrtp) == URTP_ZRTP_SECURE) {
-        rc = new_session (ctl, leader->zrtp, &z);
-        joined = TRUE;
-      } else if (leader->zrtp &&
-          urtp_zrtp_state (leader->zrtp) == URTP_ZRTP_FAILED) {
-        /* a timeout is followed by a fresh attempt; anything else is final */
-        urtp_zrtp_get_info (leader->zrtp, &li);
-        leader_failed = li.error != URTP_ZRTP_ERR_TIMEOUT;
-      }
-      g_mutex_unlock (&leader->lock);
-      gst_uvgrtp_zrtp_ctl_unref (leader);
-      g_mutex_lock (&ctl->lock);
-      if (ctl->stop) {
-        urtp_zrtp_free (z);
-        return;
-      }
-      if (leader_failed) {
-        post_leader_failed_locked (ctl, &li);
-        return;
-      }
-      if (!z && rc == 0) {
-        if (!ctl->join_logged)
-          GST_INFO_OBJECT (ctl->element, "waiting for the first stream of "
-              "ZRTP session \"%s\" to be secure", ctl->group->key);
-        ctl->join_logged = TRUE;
-        ctl->start_at = now + JOIN_POLL_MS;
-        return;
-      }
-    } else {
-      rc = new_session (ctl, NULL, &z);
-    }
-  } else {
-    rc = new_session (ctl, NULL, &z);
-  }
-  ctl->start_pending = FALSE;
-  if (rc != 0) {
-    GST_ERROR_OBJECT (ctl->element, "urtp_zrtp_new: %s", g_strerror (-rc));
-    queue_error (ctl, rc);
-    ctl->fatal = TRUE;
-    g_queue_clear_full (&ctl->early, g_free);
-    return;
-  }
-  ctl->zrtp = z;
-  ctl->join_logged = FALSE;
-  g_atomic_int_set (&ctl->secure, 0);
-  /* the same ZID for every session of this run (a Multistream one has
-   * its parent's) */
-  if (!ctl->have_zid && !joined) {
-    urtp_zrtp_info_t info;
-    urtp_zrtp_get_info (z, &info);
-    memcpy (ctl->zid, info.zid, URTP_ZRTP_ZID_LEN);
-    ctl->have_zid = TRUE;
-    gst_uvgrtp_zrtp_wipe (&info, sizeof info);
-  }
-  GST_INFO_OBJECT (ctl->element, "starting ZRTP%s, SSRC 0x%08x",
-      joined ? " (Multistream)" : "", ctl->ssrc);
-  ctl->notify |= NOTIFY_INFO;
-  urtp_zrtp_start (z, (uint64_t) now);
-  while (ctl->zrtp == z && (p = g_queue_pop_head (&ctl->early))) {
-    feed_locked (ctl, p->data, p->len, now);
-    g_free (p);
-  }
-  after_call_locked (ctl, now);
-}
-
-/* The peer started a new exchange (its Hello is not the one our session
- * holds): ours is dead. A receiver answers the new exchange, fed with this
- * Hello. A sender starts afresh without it: the receiver, seeing our new
- * Hello, starts over in turn, and its Hello held here would be stale; so
- * the two converge instead of restarting each other for ever. */
-static void
-restart_with_locked (GstUvgRtpZrtpCtl * ctl, const Pkt * p, gint64 now)
-{
-  GST_INFO_OBJECT (ctl->element, "the peer started a new exchange: "
-      "starting over");
-  drop_session_locked (ctl);
-  ctl->counters.restarts++;
-  g_queue_clear_full (&ctl->early, g_free);
-  if (ctl->role == GST_UVGRTP_ZRTP_RECEIVER) {
-    g_queue_push_tail (&ctl->early, g_memdup2 (p, sizeof *p + p->len));
-    ctl->remote = p->from;
-    ctl->remote_len = p->from_len;
-  }
-  ctl->start_pending = TRUE;
-  ctl->start_at = now;
-}
-
-static void
-handle_packet_locked (GstUvgRtpZrtpCtl * ctl, const Pkt * p, gint64 now)
-{
-  gboolean hello = is_type (p->data, p->len, "Hello   ");
-
-  ctl->counters.received++;
-  if (ctl->fatal)
-    return;
-  if (!ctl->zrtp) {
-    /* a sender between sessions: the receiver repeats its Hello */
-    if (ctl->role == GST_UVGRTP_ZRTP_SENDER) {
-      ctl->counters.unexpected++;
-      return;
-    }
-    /* a Hello begins an exchange: what came before it is stale */
-    if (hello) {
-      g_queue_clear_full (&ctl->early, g_free);
-    } else if (g_queue_is_empty (&ctl->early)) {
-      ctl->counters.unexpected++;
-      return;
-    }
-    if (g_queue_get_length (&ctl->early) < MAX_EARLY)
-      g_queue_push_tail (&ctl->early, g_memdup2 (p, sizeof *p + p->len));
-    if (hello) {
-      ctl->remote = p->from;
-      ctl->remote_len = p->from_len;
-      if (!ctl->start_pending)
-        ctl->start_at = now;
-      ctl->start_pending = TRUE;
-    }
-    return;
-  }
-
-  if (hello && hello_differs (ctl, p->data, p->len) && (ctl->peer_hello ||
-          urtp_zrtp_state (ctl->zrtp) == URTP_ZRTP_FAILED)) {
-    restart_with_locked (ctl, p, now);
-    return;
-  }
-  if (urtp_zrtp_state (ctl->zrtp) == URTP_ZRTP_FAILED) {
-    ctl->counters.unexpected++;
-    return;
-  }
-  feed_locked (ctl, p->data, p->len, now);
-  after_call_locked (ctl, now);
-}
-
-/* The sender's socket: the peer's answers. */
-static void
-recv_socket (GstUvgRtpZrtpCtl * ctl)
-{
-  union
-  {
-    Pkt p;
-    guint8 raw[sizeof (Pkt) + URTP_ZRTP_MAX_PACKET + 1];
-  } u;
-
-  for (int i = 0; i < 64; i++) {
-    ssize_t n;
-
-    u.p.from_len = sizeof u.p.from;
-    n = recvfrom (ctl->fd, u.p.data, URTP_ZRTP_MAX_PACKET + 1,
-        MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *) &u.p.from,
-        &u.p.from_len);
-    if (n < 0) {
-      /* ECONNREFUSED: an ICMP error for an earlier send, consumed now */
-      if (errno == EINTR || errno == ECONNREFUSED)
-        continue;
-      return;
-    }
-    if ((gsize) n > URTP_ZRTP_MAX_PACKET || !urtp_zrtp_is_zrtp (u.p.data, n))
-      continue;
-    u.p.len = (gsize) n;
-    g_mutex_lock (&ctl->lock);
-    handle_packet_locked (ctl, &u.p, now_ms ());
-    g_mutex_unlock (&ctl->lock);
-  }
-}
-
-static gpointer
-ctl_thread (gpointer data)
-{
-  GstUvgRtpZrtpCtl *ctl = data;
-  struct pollfd pfd[2];
-  nfds_t nfds = 1;
-
-  pfd[0].fd = ctl->efd;
-  pfd[0].events = POLLIN;
-  if (ctl->role == GST_UVGRTP_ZRTP_SENDER) {
-    pfd[1].fd = ctl->fd;
-    pfd[1].events = POLLIN;
-    nfds = 2;
-  }
-
-  g_mutex_lock (&ctl->lock);
-  while (!ctl->stop) {
-    gint64 now = now_ms (), due = G_MAXINT64;
-    GQueue msgs;
-    GstMessage *msg;
-    Pkt *p;
-    guint notify;
-    int timeout;
-
-    while ((p = g_queue_pop_head (&ctl->inq))) {
-      handle_packet_locked (ctl, p, now);
-      g_free (p);
-    }
-    if (ctl->start_pending && !ctl->fatal && now >= ctl->start_at)
-      try_start_locked (ctl, now);
-    if (ctl->stop)
+  switch (ev->type) {
+    case URTP_ZRTP_EP_EV_SECURE:
+      GST_INFO_OBJECT (ctl->element, "secure, SAS \"%s\" (%s, %s, %s)%s",
+          info->sas, info->cipher, info->auth_tag, info->key_agreement,
+          info->sas_verified ? ", verified" : "");
+      if (info->cache_mismatch)
+        GST_WARNING_OBJECT (ctl->element, "retained secrets do not match "
+            "the peer's: the SAS must be compared");
+      gst_element_post_message (ctl->element,
+          gst_uvgrtp_zrtp_make_message (GST_OBJECT (ctl->element), info,
+              ev->srtp_profile));
       break;
-    if (ctl->zrtp && urtp_zrtp_next_timeout (ctl->zrtp) <= (uint64_t) now) {
-      urtp_zrtp_tick (ctl->zrtp, (uint64_t) now);
-      after_call_locked (ctl, now);
-    }
-    if (ctl->zrtp && urtp_zrtp_next_timeout (ctl->zrtp) != UINT64_MAX)
-      due = (gint64) urtp_zrtp_next_timeout (ctl->zrtp);
-    if (ctl->start_pending && !ctl->fatal)
-      due = MIN (due, ctl->start_at);
-
-    msgs = ctl->messages;
-    g_queue_init (&ctl->messages);
-    notify = ctl->notify;
-    ctl->notify = 0;
-    g_mutex_unlock (&ctl->lock);
-
-    while ((msg = g_queue_pop_head (&msgs)))
-      gst_element_post_message (ctl->element, msg);
-    for (guint i = 0; i < GST_UVGRTP_ZRTP_N_PROPS; i++)
-      if (notify & (1u << i))
-        g_object_notify (G_OBJECT (ctl->element), prop_names[i]);
-
-    if (due == G_MAXINT64)
-      timeout = -1;
-    else
-      timeout = (int) CLAMP (due - now_ms (), 0, G_MAXINT);
-    if (poll (pfd, nfds, timeout) > 0) {
-      if (pfd[0].revents & POLLIN) {
-        guint64 v;
-        if (read (ctl->efd, &v, sizeof v) < 0)
-          GST_LOG ("eventfd read: %s", g_strerror (errno));
+    case URTP_ZRTP_EP_EV_FAILED:
+      if (ev->leader_failed) {
+        gst_element_post_message (ctl->element,
+            leader_failed_message (ctl, ev));
+        break;
       }
-      if (nfds == 2 && (pfd[1].revents & (POLLIN | POLLERR)))
-        recv_socket (ctl);
-    }
-    g_mutex_lock (&ctl->lock);
+      GST_WARNING_OBJECT (ctl->element, "ZRTP failed: 0x%02x %s%s",
+          info->error, GST_STR_NULL (urtp_zrtp_error_name (info->error)),
+          info->error_from_peer ? " (from the peer)" : "");
+      gst_element_post_message (ctl->element,
+          gst_uvgrtp_zrtp_make_message (GST_OBJECT (ctl->element), info,
+              NULL));
+      break;
+    case URTP_ZRTP_EP_EV_RESTARTED:
+      GST_INFO_OBJECT (ctl->element, "starting ZRTP over: %s",
+          why[ev->reason]);
+      break;
+    case URTP_ZRTP_EP_EV_ERROR:
+      post_start_error (ctl, ev->error);
+      break;
+    case URTP_ZRTP_EP_EV_INFO_CHANGED:
+      notify_info (ctl);
+      break;
   }
-  g_mutex_unlock (&ctl->lock);
-  return NULL;
+}
+
+/* Sends on the element's socket, with a line in the log. */
+static int
+ctl_send (void *user, const uint8_t * pkt, size_t len,
+    const struct sockaddr *to, socklen_t to_len)
+{
+  GstUvgRtpZrtpCtl *ctl = user;
+  gchar type[9];
+  int r;
+
+  GST_LOG_OBJECT (ctl->element, "sending %s (%" G_GSIZE_FORMAT " bytes)",
+      gst_uvgrtp_zrtp_type_name (pkt, len, type), len);
+  r = urtp_zrtp_ep_send_udp (URTP_ZRTP_EP_FD (ctl->fd), pkt, len, to, to_len);
+  if (r < 0)
+    GST_DEBUG_OBJECT (ctl->element, "sending ZRTP: %s", g_strerror (-r));
+  return r;
 }
 
 GstUvgRtpZrtpCtl *
@@ -1341,11 +763,13 @@ gst_uvgrtp_zrtp_ctl_start (GstElement * element,
     const struct sockaddr *remote, socklen_t remote_len, guint32 ssrc)
 {
   GstUvgRtpZrtpCtl *ctl;
-  guint8 ka[URTP_ZRTP_MAX_PREFS];
+  urtp_zrtp_ep_config_t cfg;
   gchar *why = NULL;
+  int rc;
 
   ensure_debug ();
-  if (!parse_key_agreements (s->key_agreements, ka, &why)) {
+  memset (&cfg, 0, sizeof cfg);
+  if (!parse_key_agreements (s->key_agreements, cfg.key_agreements, &why)) {
     GST_ELEMENT_ERROR (element, RESOURCE, SETTINGS,
         ("Invalid zrtp-key-agreements \"%s\": %s (property "
             "'zrtp-key-agreements')", s->key_agreements, why), (NULL));
@@ -1357,216 +781,144 @@ gst_uvgrtp_zrtp_ctl_start (GstElement * element,
   ctl->ref = 1;
   ctl->element = element;
   ctl->role = role;
-  ctl->fd = fd;
-  ctl->ssrc = ssrc;
   ctl->cache_file = g_strdup (s->cache_file && *s->cache_file ?
       s->cache_file : NULL);
-  memcpy (ctl->ka, ka, sizeof ka);
-  ctl->have_zid = s->have_zid;
-  memcpy (ctl->zid, s->zid, sizeof ctl->zid);
-  if (remote && remote_len <= sizeof ctl->remote) {
-    memcpy (&ctl->remote, remote, remote_len);
-    ctl->remote_len = remote_len;
+  ctl->fd = fd;
+
+  cfg.mode = role == GST_UVGRTP_ZRTP_SENDER ? URTP_ZRTP_EP_SENDER :
+      URTP_ZRTP_EP_RECEIVER;
+  if (role == GST_UVGRTP_ZRTP_SENDER) {
+    cfg.remote = remote;
+    cfg.remote_len = remote_len;
   }
-  g_mutex_init (&ctl->lock);
-  g_queue_init (&ctl->inq);
-  g_queue_init (&ctl->early);
-  g_queue_init (&ctl->messages);
-  ctl->efd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (ctl->efd < 0) {
+  cfg.ssrc = ssrc;
+  cfg.zid = s->have_zid ? s->zid : NULL;
+  cfg.cache_path = ctl->cache_file;
+  cfg.group = s->session;
+  cfg.send = ctl_send;
+  cfg.send_user = ctl;
+  cfg.on_event = ctl_event;
+  cfg.event_user = ctl;
+  rc = urtp_zrtp_ep_new (&cfg, &ctl->ep);
+  if (rc == 0) {
+    rc = urtp_zrtp_ep_start (ctl->ep,
+        role == GST_UVGRTP_ZRTP_SENDER ? fd : -1);
+  }
+  if (rc != 0) {
     GST_ELEMENT_ERROR (element, RESOURCE, FAILED, (NULL),
-        ("eventfd: %s", g_strerror (errno)));
+        ("ZRTP endpoint: %s", g_strerror (-rc)));
     gst_uvgrtp_zrtp_ctl_unref (ctl);
     return NULL;
   }
-  if (s->session && *s->session) {
-    gchar *key = g_strdup_printf ("%s/%s",
-        role == GST_UVGRTP_ZRTP_SENDER ? "send" : "recv", s->session);
-    ctl->group = group_join (key);
-    g_free (key);
-  }
-  /* a sender starts at once; a receiver on the first Hello */
-  ctl->start_pending = role == GST_UVGRTP_ZRTP_SENDER;
-  ctl->start_at = now_ms ();
-  ctl->thread = g_thread_new ("uvgrtp-zrtp", ctl_thread, ctl);
+  GST_INFO_OBJECT (element, "ZRTP %s, SSRC 0x%08x%s%s",
+      role == GST_UVGRTP_ZRTP_SENDER ? "starting" : "waiting for a Hello",
+      ssrc, s->session && *s->session ? ", session " : "",
+      s->session && *s->session ? s->session : "");
   return ctl;
 }
 
 void
 gst_uvgrtp_zrtp_ctl_stop (GstUvgRtpZrtpCtl * ctl)
 {
-  if (!ctl || !ctl->thread)
-    return;
-  g_mutex_lock (&ctl->lock);
-  ctl->stop = TRUE;
-  g_mutex_unlock (&ctl->lock);
-  wake (ctl);
-  g_thread_join (ctl->thread);
-  ctl->thread = NULL;
-
-  g_mutex_lock (&ctl->lock);
-  drop_session_locked (ctl);
-  g_queue_clear_full (&ctl->inq, g_free);
-  g_queue_clear_full (&ctl->early, g_free);
-  g_queue_clear_full (&ctl->messages, (GDestroyNotify) gst_message_unref);
-  ctl->notify = 0;
-  ctl->start_pending = FALSE;
-  close (ctl->efd);
-  ctl->efd = -1;
-  ctl->fd = -1;
-  g_mutex_unlock (&ctl->lock);
-  if (ctl->group) {
-    group_leave (ctl->group, ctl);
-    ctl->group = NULL;
-  }
+  if (ctl && ctl->ep)
+    urtp_zrtp_ep_stop (ctl->ep);
 }
 
 void
 gst_uvgrtp_zrtp_ctl_recv (GstUvgRtpZrtpCtl * ctl, const guint8 * pkt,
     gsize len, const struct sockaddr_storage *from)
 {
-  Pkt *p;
-
-  if (len > URTP_ZRTP_MAX_PACKET)
-    return;
-  p = g_malloc (sizeof *p + len);
-  p->from = *from;
-  p->from_len = from->ss_family == AF_INET6 ?
-      sizeof (struct sockaddr_in6) : sizeof (struct sockaddr_in);
-  p->len = len;
-  memcpy (p->data, pkt, len);
-  g_mutex_lock (&ctl->lock);
-  if (ctl->stop || g_queue_get_length (&ctl->inq) >= MAX_INQ) {
-    ctl->counters.received++;
-    ctl->counters.unexpected++;
-    g_free (p);
-  } else {
-    g_queue_push_tail (&ctl->inq, p);
-  }
-  g_mutex_unlock (&ctl->lock);
-  wake (ctl);
+  urtp_zrtp_ep_recv (ctl->ep, pkt, len, (const struct sockaddr *) from,
+      addr_len (from));
 }
 
 void
 gst_uvgrtp_zrtp_ctl_media_without_keys (GstUvgRtpZrtpCtl * ctl,
     const struct sockaddr_storage *from)
 {
-  gint64 now = now_ms ();
-  gboolean poke = FALSE;
-
-  g_mutex_lock (&ctl->lock);
-  if (!ctl->stop && !ctl->fatal && !ctl->start_pending &&
-      g_queue_is_empty (&ctl->inq) &&
-      now - ctl->last_poke >= POKE_INTERVAL_MS) {
-    if (!ctl->zrtp) {
-      poke = TRUE;
-    } else if (urtp_zrtp_state (ctl->zrtp) == URTP_ZRTP_FAILED) {
-      urtp_zrtp_info_t info;
-      urtp_zrtp_get_info (ctl->zrtp, &info);
-      /* not after a real failure: that needs a new Hello from the peer */
-      poke = info.error == URTP_ZRTP_ERR_TIMEOUT;
-      gst_uvgrtp_zrtp_wipe (&info, sizeof info);
-    }
-  }
-  if (poke) {
-    GST_INFO_OBJECT (ctl->element, "media without keys: starting ZRTP "
-        "towards its sender");
-    ctl->last_poke = now;
-    ctl->remote = *from;
-    ctl->remote_len = from->ss_family == AF_INET6 ?
-        sizeof (struct sockaddr_in6) : sizeof (struct sockaddr_in);
-    g_queue_clear_full (&ctl->early, g_free);
-    ctl->start_pending = TRUE;
-    ctl->start_at = now;
-  }
-  g_mutex_unlock (&ctl->lock);
-  if (poke)
-    wake (ctl);
+  urtp_zrtp_ep_media_without_keys (ctl->ep, (const struct sockaddr *) from,
+      addr_len (from));
 }
 
 void
 gst_uvgrtp_zrtp_ctl_peer_srtp_ok (GstUvgRtpZrtpCtl * ctl)
 {
-  g_mutex_lock (&ctl->lock);
-  if (ctl->zrtp && urtp_zrtp_state (ctl->zrtp) == URTP_ZRTP_KEY_AGREEMENT)
-    urtp_zrtp_peer_srtp_ok (ctl->zrtp);
-  g_mutex_unlock (&ctl->lock);
-  /* the thread posts what it caused */
-  wake (ctl);
+  urtp_zrtp_ep_peer_srtp_ok (ctl->ep, NULL, 0);
+}
+
+gboolean
+gst_uvgrtp_zrtp_ctl_is_secure (GstUvgRtpZrtpCtl * ctl)
+{
+  return urtp_zrtp_ep_is_secure (ctl->ep);
+}
+
+gint
+gst_uvgrtp_zrtp_ctl_serial (GstUvgRtpZrtpCtl * ctl)
+{
+  return urtp_zrtp_ep_serial (ctl->ep);
 }
 
 gboolean
 gst_uvgrtp_zrtp_ctl_sync_srtp (GstUvgRtpZrtpCtl * ctl, urtp_srtp_t * ctx,
     gint * serial, gboolean need_secure, guint32 ssrc, guint replay_window)
 {
-  urtp_zrtp_keys_t keys;
-  gboolean have = FALSE, secure = FALSE;
-  gint cur;
+  gint before = *serial;
+  gboolean have;
 
-  if (g_atomic_int_get (&ctl->serial) == *serial)
-    return ctx->session != NULL;
+  /* A receiver's peer is alive while its media authenticates: uvgrtpsrc
+   * reports that (peer_srtp_ok) only until secure, so the context's own
+   * count tells the endpoint afterwards, at most every 100 ms. */
+  if (ctl->role == GST_UVGRTP_ZRTP_RECEIVER && ctx->session &&
+      ctx->stats.packets != ctl->rx_seen) {
+    gint64 now = g_get_monotonic_time ();
 
-  g_mutex_lock (&ctl->lock);
-  /* bumped under this lock: the keys read here go with this number */
-  cur = g_atomic_int_get (&ctl->serial);
-  if (ctl->zrtp) {
-    have = urtp_zrtp_get_keys (ctl->zrtp, &keys) == 0;
-    secure = urtp_zrtp_state (ctl->zrtp) == URTP_ZRTP_SECURE;
-  }
-  g_mutex_unlock (&ctl->lock);
-
-  /* the keys changed: the old ones are gone */
-  gst_uvgrtp_srtp_close (ctx);
-  if (have && need_secure && !secure) {
-    /* not yet: *serial stays, so the next call looks again */
-    gst_uvgrtp_zrtp_wipe (&keys, sizeof keys);
-    return FALSE;
-  }
-  *serial = cur;
-  if (have) {
-    urtp_srtp_config_t cfg;
-    int r;
-
-    memset (&cfg, 0, sizeof cfg);
-    cfg.profile = keys.profile;
-    cfg.key_len = keys.key_len;
-    if (ctl->role == GST_UVGRTP_ZRTP_SENDER) {
-      cfg.dir = URTP_SRTP_OUTBOUND;
-      cfg.key = keys.local;
-      cfg.ssrc = ssrc;
-    } else {
-      cfg.dir = URTP_SRTP_INBOUND;
-      cfg.key = keys.remote;
-      cfg.any_ssrc = TRUE;
-      cfg.replay_window = replay_window;
+    ctl->rx_seen = ctx->stats.packets;
+    if (now - ctl->rx_told_us >= 100 * G_TIME_SPAN_MILLISECOND) {
+      ctl->rx_told_us = now;
+      urtp_zrtp_ep_peer_srtp_ok (ctl->ep, NULL, 0);
     }
-    r = urtp_srtp_init (ctx, &cfg);
-    gst_uvgrtp_zrtp_wipe (&keys, sizeof keys);
-    if (r < 0) {
-      /* only out of memory is possible here; no error message: the
-       * caller may hold the element's lock, which posting takes */
-      GST_ERROR_OBJECT (ctl->element, "could not set up SRTP with the "
-          "agreed keys: %s", g_strerror (-r));
-      memset (ctx, 0, sizeof *ctx);
-      return FALSE;
-    }
-    GST_INFO_OBJECT (ctl->element, "SRTP keys in place (%s, %s)",
-        urtp_srtp_profile_name (ctx->profile),
-        ctl->role == GST_UVGRTP_ZRTP_SENDER ? "protecting" : "unprotecting");
   }
-  return ctx->session != NULL;
+  have = urtp_zrtp_ep_sync_srtp (ctl->ep, ctx, serial, need_secure, ssrc,
+      replay_window);
+  if (*serial != before) {
+    ctl->rx_seen = 0;
+    if (have)
+      GST_INFO_OBJECT (ctl->element, "SRTP keys in place (%s, %s)",
+          urtp_srtp_profile_name (ctx->profile),
+          ctl->role == GST_UVGRTP_ZRTP_SENDER ? "protecting" : "unprotecting");
+  }
+  return have;
+}
+
+void
+gst_uvgrtp_zrtp_ctl_get_info (GstUvgRtpZrtpCtl * ctl, urtp_zrtp_info_t * info)
+{
+  urtp_zrtp_ep_get_info (ctl->ep, info);
+}
+
+void
+gst_uvgrtp_zrtp_ctl_get_counters (GstUvgRtpZrtpCtl * ctl,
+    GstUvgRtpZrtpCounters * out)
+{
+  urtp_zrtp_ep_counters_t c;
+
+  urtp_zrtp_ep_get_counters (ctl->ep, &c);
+  out->sent = c.sent;
+  out->received = c.received;
+  out->retransmits = c.retransmits;
+  out->bad = c.bad;
+  out->unexpected = c.unexpected;
+  out->auth_fail = c.auth_fail;
+  out->restarts = c.restarts;
+  out->foreign = c.foreign;
 }
 
 gboolean
 gst_uvgrtp_zrtp_ctl_set_sas_verified (GstUvgRtpZrtpCtl * ctl,
     gboolean verified)
 {
-  int rc = -EAGAIN;
+  int rc = urtp_zrtp_ep_set_sas_verified (ctl->ep, verified);
 
-  g_mutex_lock (&ctl->lock);
-  if (ctl->zrtp)
-    rc = urtp_zrtp_set_sas_verified (ctl->zrtp, verified);
-  g_mutex_unlock (&ctl->lock);
   if (rc == -EAGAIN) {
     GST_WARNING_OBJECT (ctl->element, "no SAS to verify yet");
     return FALSE;
@@ -1617,10 +969,35 @@ gst_uvgrtp_zrtp_ctl_peer_srtp_ok (GstUvgRtpZrtpCtl * ctl)
 }
 
 gboolean
+gst_uvgrtp_zrtp_ctl_is_secure (GstUvgRtpZrtpCtl * ctl)
+{
+  return FALSE;
+}
+
+gint
+gst_uvgrtp_zrtp_ctl_serial (GstUvgRtpZrtpCtl * ctl)
+{
+  return 0;
+}
+
+gboolean
 gst_uvgrtp_zrtp_ctl_sync_srtp (GstUvgRtpZrtpCtl * ctl, urtp_srtp_t * ctx,
     gint * serial, gboolean need_secure, guint32 ssrc, guint replay_window)
 {
   return FALSE;
+}
+
+void
+gst_uvgrtp_zrtp_ctl_get_info (GstUvgRtpZrtpCtl * ctl, urtp_zrtp_info_t * info)
+{
+  memset (info, 0, sizeof *info);
+}
+
+void
+gst_uvgrtp_zrtp_ctl_get_counters (GstUvgRtpZrtpCtl * ctl,
+    GstUvgRtpZrtpCounters * out)
+{
+  memset (out, 0, sizeof *out);
 }
 
 gboolean

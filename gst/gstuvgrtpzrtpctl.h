@@ -7,13 +7,13 @@
  *   properties derived from urtp_zrtp_info_t.
  * - The `zrtp*` properties and the `zrtp-set-sas-verified` action signal of
  *   uvgrtpsink and uvgrtpsrc, installed and handled here.
- * - GstUvgRtpZrtpCtl: one ZRTP endpoint on an element's own UDP socket. A
- *   thread of its own runs the timers, posts the messages and (for a
- *   sender) receives the peer's ZRTP packets on the socket; a receiver
- *   hands it the ZRTP packets its streaming thread finds among the media.
- *   Elements with the same `zrtp-session` name share one exchange with one
- *   peer: the first does the Diffie-Hellman exchange, the others join in
- *   Multistream mode once it is secure (a process-wide registry).
+ * - GstUvgRtpZrtpCtl: one ZRTP endpoint on an element's own UDP socket, a
+ *   GStreamer adapter over urtp_zrtp_ep (lib/urtp/zrtp_ep.h), which holds
+ *   the policy (when to start and restart, the peer binding, Multistream
+ *   groups, keys to SRTP). Its thread runs the timers and (for a sender)
+ *   receives the peer's ZRTP packets on the socket; a receiver hands it the
+ *   ZRTP packets its streaming thread finds among the media. Its events
+ *   become the `uvgrtp-zrtp` messages and property notifications.
  */
 #ifndef __GST_UVGRTP_ZRTP_CTL_H__
 #define __GST_UVGRTP_ZRTP_CTL_H__
@@ -23,6 +23,7 @@
 
 #include "urtp/srtp.h"
 #include "urtp/zrtp.h"
+#include "urtp/zrtp_ep.h"
 
 G_BEGIN_DECLS
 
@@ -144,6 +145,7 @@ typedef struct
   guint64 auth_fail;            /* hash chain or MAC failed */
   guint64 restarts;             /* fresh sessions after a timeout or a
                                    peer that started over */
+  guint64 foreign;              /* ignored: not from the bound peer */
 } GstUvgRtpZrtpCounters;
 
 /* Validates the settings, creates the endpoint and starts its thread. fd
@@ -159,6 +161,9 @@ void gst_uvgrtp_zrtp_ctl_stop (GstUvgRtpZrtpCtl * ctl);
 GstUvgRtpZrtpCtl *gst_uvgrtp_zrtp_ctl_ref (GstUvgRtpZrtpCtl * ctl);
 void gst_uvgrtp_zrtp_ctl_unref (GstUvgRtpZrtpCtl * ctl);
 
+/* The lib/ endpoint under ctl, for callers that use it directly. */
+urtp_zrtp_ep_t *gst_uvgrtp_zrtp_ctl_endpoint (GstUvgRtpZrtpCtl * ctl);
+
 /* Receiver: a ZRTP packet (urtp_zrtp_is_zrtp()) from `from`. Copies it and
  * returns at once; the thread handles it. */
 void gst_uvgrtp_zrtp_ctl_recv (GstUvgRtpZrtpCtl * ctl, const guint8 * pkt,
@@ -169,7 +174,8 @@ void gst_uvgrtp_zrtp_ctl_recv (GstUvgRtpZrtpCtl * ctl, const guint8 * pkt,
  * seconds. */
 void gst_uvgrtp_zrtp_ctl_media_without_keys (GstUvgRtpZrtpCtl * ctl,
     const struct sockaddr_storage *from);
-/* An SRTP packet from the peer authenticated (RFC 6189 section 4.6). */
+/* An SRTP packet from the peer authenticated (RFC 6189 section 4.6, and
+ * the peer's liveness for the binding rule of lib/urtp/zrtp_ep.h). */
 void gst_uvgrtp_zrtp_ctl_peer_srtp_ok (GstUvgRtpZrtpCtl * ctl);
 
 /* Lock-free, for the media path: whether the session is secure, and a
@@ -186,7 +192,9 @@ gint gst_uvgrtp_zrtp_ctl_serial (GstUvgRtpZrtpCtl * ctl);
  * are not used yet and *serial is left as it was, so that the next call
  * looks again. A sender protects with the local key for ssrc, a receiver
  * unprotects with the remote one for any SSRC. Returns TRUE when ctx
- * holds keys. Without a change, costs one atomic read. */
+ * holds keys. Without a change, costs one atomic read (a receiver's also
+ * reads ctx's count of authenticated packets, which keeps the bound peer
+ * alive). */
 gboolean gst_uvgrtp_zrtp_ctl_sync_srtp (GstUvgRtpZrtpCtl * ctl,
     urtp_srtp_t * ctx, gint * serial, gboolean need_secure, guint32 ssrc,
     guint replay_window);

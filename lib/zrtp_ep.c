@@ -772,6 +772,16 @@ static bool is_foreign(urtp_zrtp_ep_t *ep, const pkt_t *p, bool hello)
          memcmp(p->data + HELLO_ZID_OFFSET, ep->peer_zid, URTP_ZRTP_ZID_LEN) != 0;
 }
 
+/* Whether the CRC holds (the packet carries it least significant byte
+ * first). Nothing binds or starts on a packet that fails it. */
+static bool crc_ok(const pkt_t *p)
+{
+  uint32_t c = urtp_zrtp_crc32c(p->data, p->len - 4);
+  const uint8_t *t = p->data + p->len - 4;
+  return t[0] == (uint8_t)c && t[1] == (uint8_t)(c >> 8) && t[2] == (uint8_t)(c >> 16) &&
+         t[3] == (uint8_t)(c >> 24);
+}
+
 static bool hello_differs(const urtp_zrtp_ep_t *ep, const pkt_t *p)
 {
   return !ep->peer_hello_len || p->len < 16 || p->len - 16 != ep->peer_hello_len ||
@@ -804,11 +814,19 @@ static void handle_packet(urtp_zrtp_ep_t *ep, const pkt_t *p)
   ep->counters.received++;
   if (ep->fatal || ep->stopped)
     return;
+  if (!urtp_zrtp_is_zrtp(p->data, p->len)) {
+    ep->counters.bad++;
+    return;
+  }
   if (is_foreign(ep, p, hello)) {
     ep->counters.foreign++;
     return;
   }
   if (!ep->z) {
+    if (!crc_ok(p)) {
+      ep->counters.bad++;
+      return;
+    }
     switch (ep->mode) {
     case URTP_ZRTP_EP_SENDER:
       /* between sessions: the peer repeats itself */
@@ -826,10 +844,10 @@ static void handle_packet(urtp_zrtp_ep_t *ep, const pkt_t *p)
       }
       break;
     case URTP_ZRTP_EP_DUPLEX:
-      if (!ep->start_pending) {
+      if (hello && !ep->have_addr)
         bind_addr(ep, p, ep->now);
+      if (!ep->start_pending)
         schedule_start(ep, ep->now + ep->start_delay, URTP_ZRTP_EP_RESTART_PEER);
-      }
       break;
     }
     if (!ring_put(&ep->early, p->data, p->len,
@@ -838,7 +856,8 @@ static void handle_packet(urtp_zrtp_ep_t *ep, const pkt_t *p)
     return;
   }
   urtp_zrtp_state_t st = urtp_zrtp_state(ep->z);
-  if (hello && hello_differs(ep, p) && (ep->peer_hello_len || st == URTP_ZRTP_FAILED)) {
+  if (hello && hello_differs(ep, p) && (ep->peer_hello_len || st == URTP_ZRTP_FAILED) &&
+      crc_ok(p)) {
     restart_with(ep, p);
     return;
   }

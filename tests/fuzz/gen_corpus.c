@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * gen_corpus.c - writes the seed corpora of fuzz_rtp and fuzz_depay.
+ * gen_corpus.c - writes the seed corpora of fuzz_rtp, fuzz_depay and
+ * fuzz_zrtp_ep.
  *
  *   cc -std=c11 -D_GNU_SOURCE -Ilib tests/fuzz/gen_corpus.c lib/rtp.c -o /tmp/gen_corpus
  *   /tmp/gen_corpus tests/fuzz/corpus
@@ -11,7 +12,7 @@
  * aggregation packets, every packet type of every codec, DONL fields, and
  * malformed, foreign, lost, reordered and duplicated packets. Output is
  * deterministic; files named crash-* are left alone. The depay seed layout is
- * described in fuzz_depay.c.
+ * described in fuzz_depay.c, the zrtp_ep scripts in fuzz_zrtp_ep.c.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -836,6 +837,149 @@ static void rtp_seeds(void)
   rtp_raw("seq-wrap", seqs, sizeof(seqs));
 }
 
+/* ---- ZRTP endpoint scripts (fuzz_zrtp_ep.c) ----------------------------- */
+
+static void ep_op(buf_t *b, unsigned op, unsigned x, unsigned y)
+{
+  put8(b, op);
+  put8(b, x);
+  put8(b, y);
+}
+
+/* Timers, then packets and a little time, until an exchange is through. */
+static void ep_exchange(buf_t *b, unsigned rounds)
+{
+  for (unsigned i = 0; i < rounds; i++) {
+    ep_op(b, 5, 0, 0);
+    ep_op(b, 0, 7, 0);
+    ep_op(b, 4, 5, 0);
+  }
+}
+
+/* Media A -> B for about ms milliseconds, 20 ms apart, with the timers. */
+static void ep_media(buf_t *b, unsigned ms)
+{
+  for (unsigned t = 0; t < ms; t += 20) {
+    ep_op(b, 6, 0, 1);
+    ep_op(b, 0, 7, 0);
+    ep_op(b, 4, 20, 0);
+    ep_op(b, 5, 0, 0);
+  }
+}
+
+/* The first exchange, then the script; or the script from the start. */
+static void ep_seed(const char *name, uint8_t flags, bool exchange_first, void (*script)(buf_t *))
+{
+  buf_t b = { .n = 0 };
+  put8(&b, flags);
+  if (exchange_first)
+    ep_exchange(&b, 30);
+  script(&b);
+  write_file("zrtp_ep", name, &b);
+}
+
+static void ep_nothing(buf_t *b)
+{
+  ep_media(b, 200);
+}
+
+static void ep_third_party(buf_t *b)
+{
+  ep_media(b, 100);
+  ep_op(b, 7, 0, 0);
+  ep_media(b, 2500);
+}
+
+static void ep_restart_new_address(buf_t *b)
+{
+  ep_media(b, 100);
+  ep_op(b, 8, 0, 1);
+  ep_exchange(b, 20);
+  ep_op(b, 4, 250, 9);
+  ep_exchange(b, 30);
+  ep_media(b, 100);
+}
+
+static void ep_restart_same(buf_t *b)
+{
+  ep_media(b, 100);
+  ep_op(b, 8, 0, 0);
+  ep_exchange(b, 30);
+  ep_media(b, 100);
+}
+
+static void ep_restart_new_zid(buf_t *b)
+{
+  ep_media(b, 100);
+  ep_op(b, 8, 0, 2);
+  ep_exchange(b, 20);
+  ep_op(b, 4, 250, 9);
+  ep_exchange(b, 30);
+}
+
+static void ep_receiver_restart(buf_t *b)
+{
+  ep_media(b, 100);
+  ep_op(b, 9, 0, 0);
+  ep_media(b, 3000);
+}
+
+static void ep_spoof(buf_t *b)
+{
+  ep_op(b, 7, 0, 0);
+  for (unsigned i = 0; i < 40; i++) {
+    ep_op(b, 5, 0, 0);
+    ep_op(b, 3, i, 0);
+    ep_op(b, 6, 0, 1);
+    ep_op(b, 4, 30, 0);
+  }
+}
+
+static void ep_tamper(buf_t *b)
+{
+  ep_op(b, 5, 0, 0);
+  for (unsigned i = 0; i < 12; i++) {
+    ep_op(b, 10, 40 + 2 * i + (i & 1), i);
+    ep_op(b, 0, 0, 0);
+    ep_op(b, 4, 5, 0);
+    ep_op(b, 5, 0, 0);
+  }
+  ep_exchange(b, 30);
+}
+
+static void ep_lossy(buf_t *b)
+{
+  for (unsigned i = 0; i < 60; i++) {
+    ep_op(b, 5, 0, 0);
+    ep_op(b, (i % 3) == 0 ? 1 : (i % 5) == 0 ? 2 : 0, 0, 0);
+    ep_op(b, 4, 60, 1);
+  }
+}
+
+static void ep_duplex(buf_t *b)
+{
+  ep_op(b, 11, 0, 0);
+  ep_exchange(b, 30);
+  ep_media(b, 200);
+}
+
+static void ep_seeds(void)
+{
+  ep_seed("secure", 0, true, ep_nothing);
+  ep_seed("third-party-receiver", 0, true, ep_third_party);
+  ep_seed("third-party-sender", 1, true, ep_third_party);
+  ep_seed("third-party-claims-zid", 4, true, ep_third_party);
+  ep_seed("restart-new-address", 0, true, ep_restart_new_address);
+  ep_seed("restart-same-address", 0, true, ep_restart_same);
+  ep_seed("restart-new-zid", 0, true, ep_restart_new_zid);
+  ep_seed("receiver-restart", 0, true, ep_receiver_restart);
+  ep_seed("spoofed-sources", 0, true, ep_spoof);
+  ep_seed("tampered", 0, false, ep_tamper);
+  ep_seed("lossy", 0, false, ep_lossy);
+  ep_seed("multistream", 2, true, ep_third_party);
+  ep_seed("duplex", 8, false, ep_duplex);
+}
+
 int main(int argc, char **argv)
 {
   if (argc != 2) {
@@ -852,5 +996,6 @@ int main(int argc, char **argv)
   h266_extra();
   opus();
   malformed();
+  ep_seeds();
   return 0;
 }

@@ -455,6 +455,12 @@ wait_for (Side * a, Side * b, Cond cond, gpointer data, guint timeout_ms)
 }
 
 static gboolean
+never_cond (Side * a, Side * b, gpointer data)
+{
+  return FALSE;
+}
+
+static gboolean
 both_secure (Side * a, Side * b, gpointer data)
 {
   return find_msg (a, "secure") && find_msg (b, "secure");
@@ -885,6 +891,131 @@ GST_START_TEST (test_plain_full_duplex)
 
 GST_END_TEST;
 
+/* A third party that can send UDP to alice's port runs an ordinary ZRTP
+ * exchange against her, claiming bob's ZID (a uvgrtpsink with zrtp=true
+ * and zrtp-zid set, which starts over
+ * when unanswered) while she and bob are secure, for longer than the peer
+ * timeout: she ignores and counts every one of its packets, answers none,
+ * stays with bob (one secure message, no restart, the same keys), and
+ * every protected packet still arrives byte for byte both ways and
+ * decodes. */
+GST_START_TEST (test_third_party)
+{
+  Net n;
+  Tap tap;
+  Side a, b;
+  Wire wa, wb;
+  guint16 dst[2];
+  gchar *da, *db, *frames, *di;
+  GstElement *intruder;
+  GError *err = NULL;
+  GstStructure *st = NULL;
+  guint64 sent = 0, received = 0, protected_;
+  gchar *bob_zid = NULL;
+
+  net_init (&n);
+  dst[0] = n.rtp[1];
+  dst[1] = n.rtp[0];
+  tap_start (&tap, dst, 2, TAMPER_NONE);
+  /* 7 s of video each way */
+  frames = g_strdup_printf ("num-buffers=%d", 210);
+  da = make_desc (&n, "plain", 0, tap.ch[0].port, 1, frames);
+  db = make_desc (&n, "plain", 1, tap.ch[1].port, 1, frames);
+  side_init (&a, "alice");
+  side_init (&b, "bob");
+  side_build (&a, da);
+  side_build (&b, db);
+  side_play (&a);
+  side_play (&b);
+  fail_unless (wait_for (&a, &b, both_secure, NULL, 20000), "not secure");
+  check_secure_pair (&a, &b);
+
+  /* it claims bob's ZID: it is in every Hello */
+  g_object_get (b.zrtp, "zid", &bob_zid, NULL);
+  di = g_strdup_printf ("audiotestsrc is-live=true ! opusenc ! uvgrtpsink "
+      "name=sink host=127.0.0.1 port=%u zrtp=true zrtp-zid=%s", n.rtp[0],
+      bob_zid);
+  intruder = gst_parse_launch (di, &err);
+  fail_unless (intruder != NULL && err == NULL);
+  protected_ = stat_of (&b, "srtp-protected");
+  fail_if (gst_element_set_state (intruder, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  wait_for (&a, &b, never_cond, NULL, 4500);
+  gst_element_set_state (intruder, GST_STATE_NULL);
+  wait_for (&a, &b, never_cond, NULL, 300);
+  {
+    GstElement *sink = gst_bin_get_by_name (GST_BIN (intruder), "sink");
+    g_object_get (sink, "stats", &st, NULL);
+    fail_unless (gst_structure_get_uint64 (st, "zrtp-sent", &sent));
+    fail_unless (gst_structure_get_uint64 (st, "zrtp-received", &received));
+    gst_structure_free (st);
+    gst_object_unref (sink);
+  }
+  gst_object_unref (intruder);
+  GST_INFO ("the intruder sent %" G_GUINT64_FORMAT " ZRTP packets", sent);
+  fail_unless (sent >= 21);
+  fail_unless_equals_uint64 (received, 0);
+  fail_unless_equals_uint64 (stat_of (&a, "zrtp-foreign"), sent);
+  fail_unless_equals_uint64 (stat_of (&b, "zrtp-foreign"), 0);
+  /* media kept flowing meanwhile */
+  fail_unless (stat_of (&b, "srtp-protected") > protected_ + 100);
+
+  fail_unless (wait_for (&a, &b, both_sent_eos, NULL, 60000));
+  fail_unless (wait_for (&a, &b, all_delivered, NULL, 10000),
+      "alice protected %" G_GUINT64_FORMAT " bob got %u; bob protected %"
+      G_GUINT64_FORMAT " alice got %u", stat_of (&a, "srtp-protected"),
+      delivered_len (&b), stat_of (&b, "srtp-protected"), delivered_len (&a));
+  tap_stop (&tap);
+  check_delivered (&a, &b);
+  check_delivered (&b, &a);
+  for (int i = 0; i < 2; i++) {
+    Side *s = i ? &b : &a;
+    gint state;
+    fail_unless_equals_uint64 (stat_of (s, "zrtp-restarts"), 0);
+    fail_unless_equals_uint64 (stat_of (s, "srtp-auth-failures"), 0);
+    fail_unless_equals_uint64 (stat_of (s, "sent-clear"), 0);
+    g_object_get (s->zrtp, "state", &state, NULL);
+    fail_unless_equals_int (state, 3);
+    g_mutex_lock (&s->lock);
+    fail_unless_equals_int (s->msgs->len, 1);   /* the one secure message */
+    g_mutex_unlock (&s->lock);
+  }
+  /* she answered only bob: what she sent is what crossed the tap */
+  wa = classify_rtp (tap.ch[0].pkts, &a, 10);
+  wb = classify_rtp (tap.ch[1].pkts, &b, 10);
+  fail_unless_equals_uint64 (wa.zrtp, stat_of (&a, "zrtp-packets-out"));
+  fail_unless_equals_uint64 (wb.zrtp + sent, stat_of (&a, "zrtp-packets-in"));
+  fail_unless_equals_int (wa.clear + wb.clear, 0);
+
+  /* and it decodes: end the receiving branches so the decoders drain */
+  for (int i = 0; i < 2; i++) {
+    Side *s = i ? &b : &a;
+    GstPad *in = gst_element_get_static_pad (s->zrtp, "recv_rtp_sink");
+    GstPad *peer = gst_pad_get_peer (in);
+    GstElement *udpsrc = gst_pad_get_parent_element (peer);
+    fail_unless (gst_element_send_event (udpsrc, gst_event_new_eos ()));
+    gst_object_unref (udpsrc);
+    gst_object_unref (peer);
+    gst_object_unref (in);
+  }
+  fail_unless (wait_for (&a, &b, both_vsink_eos, NULL, 20000));
+  fail_unless (a.frames > 0 && b.frames > 0);
+  fail_unless_equals_int (a.frames, decodable_aus (&a));
+  fail_unless_equals_int (b.frames, decodable_aus (&b));
+
+  side_clear (&a);
+  side_clear (&b);
+  tap_free (&tap);
+  net_clear (&n);
+  g_free (da);
+  g_free (db);
+  g_free (di);
+  g_free (bob_zid);
+  g_free (frames);
+}
+
+GST_END_TEST;
+
 static gboolean
 srtcp_both_ways (Side * a, Side * b, gpointer data)
 {
@@ -1276,13 +1407,14 @@ GST_START_TEST (test_tampered_zrtp_allow_clear)
 GST_END_TEST;
 
 static gboolean
-alice_failed (Side * a, Side * b, gpointer data)
+alice_restarted (Side * a, Side * b, gpointer data)
 {
-  return find_msg (a, "failed") != NULL;
+  return stat_of (a, "zrtp-restarts") >= 1;
 }
 
-/* Alice starts alone and gives up on her unanswered Hellos; when Bob turns
- * up, his Hello starts a new exchange on her side, and both get secure. */
+/* Alice starts alone; her unanswered Hellos run out and she starts over,
+ * quietly (no message), again and again; when Bob turns up, the two get
+ * secure. */
 GST_START_TEST (test_late_peer)
 {
   Net n;
@@ -1290,9 +1422,7 @@ GST_START_TEST (test_late_peer)
   Side a, b;
   guint16 dst[2];
   gchar *da, *db;
-  const GstStructure *m;
-  guint code = 0;
-  gboolean from_peer = TRUE;
+  gint state = -1;
 
   net_init (&n);
   dst[0] = n.rtp[1];
@@ -1306,19 +1436,22 @@ GST_START_TEST (test_late_peer)
   side_play (&a);
 
   /* 20 Hello retransmissions, 50 ms doubling to 200 ms: about 4 s */
-  fail_unless (wait_for (&a, &b, alice_failed, NULL, 30000));
-  m = find_msg (&a, "failed");
-  fail_unless (gst_structure_get_uint (m, "error-code", &code));
-  fail_unless_equals_int (code, 0xb0);
-  fail_unless (gst_structure_get_boolean (m, "error-from-peer", &from_peer));
-  fail_if (from_peer);
-  fail_unless_equals_uint64 (stat_of (&a, "zrtp-packets-out"), 21);
+  fail_unless (wait_for (&a, &b, alice_restarted, NULL, 30000));
+  fail_if (find_msg (&a, "failed"));
+  g_object_get (a.zrtp, "state", &state, NULL);
+  fail_unless_equals_int (state, 1);    /* discovery */
+  /* the first and 20 retransmissions per exchange */
+  fail_unless (stat_of (&a, "zrtp-packets-out") >= 21);
+  fail_unless (stat_of (&a, "zrtp-packets-out") <=
+      21 * (stat_of (&a, "zrtp-restarts") + 1));
   fail_unless_equals_uint64 (stat_of (&a, "srtp-protected"), 0);
 
   side_build (&b, db);
   side_play (&b);
   fail_unless (wait_for (&a, &b, both_secure, NULL, 20000), "not secure");
   check_secure_pair (&a, &b);
+  fail_if (find_msg (&a, "failed"));
+  fail_if (find_msg (&b, "failed"));
 
   side_clear (&a);
   side_clear (&b);
@@ -1345,6 +1478,7 @@ uvgrtpzrtp_suite (void)
   tcase_add_test (tc, test_tampered_zrtp_no_clear_media);
   tcase_add_test (tc, test_tampered_zrtp_allow_clear);
   tcase_add_test (tc, test_late_peer);
+  tcase_add_test (tc, test_third_party);
   return s;
 }
 

@@ -1569,6 +1569,134 @@ GST_START_TEST (test_restarts)
 
 GST_END_TEST;
 
+/* A third party that can send UDP to both elements runs ordinary ZRTP
+ * exchanges against them while they are secure, for longer than the peer
+ * timeout, claiming the real peer's ZID where that can help it (each
+ * intruder is a uvgrtpsink with zrtp=true: it sends Hellos,
+ * starts over when unanswered, and would complete an exchange with whoever
+ * answered). The receiver ignores and counts every one of its packets and
+ * never answers it; the sender's socket, connected to its peer, never even
+ * hands them over. Both stay with their peer: one secure message each, no
+ * restart, no authentication failure, and every access unit sent once
+ * secure arrives byte for byte and decodes. */
+GST_START_TEST (test_third_party)
+{
+  guint16 port = free_udp_port ();
+  Relay r;
+  Rec in, out, dec;
+  Pipe *rx, *tx, *intr_rx, *intr_tx;
+  gchar *d;
+  Both sec = { 0 };
+  StatWait all = { 0 };
+  guint64 sent_aus, held, sink_received, sent_rx, sent_tx, media;
+  guint first_key;
+  gchar *zid, *opts;
+
+  relay_start (&r, port, 0, 0, FALSE);
+  d = h265_receiver (port, "zrtp=true");
+  rx = pipe_new ("receiver", d);
+  g_free (d);
+  /* 8 s of video */
+  d = h265_sender (240, 30, r.a_port, "zrtp=true");
+  tx = pipe_new ("sender", d);
+  g_free (d);
+  rec_init (&in);
+  rec_init (&out);
+  rec_init (&dec);
+  rec_attach (&in, tx, "sink", "sink");
+  count_attach (&dec, rx, "dec");
+  pipe_play (rx);
+  pipe_play (tx);
+  sec = (Both) {
+  tx, rx, "sink", "src", "secure", 1};
+  fail_unless (wait_for (both_have, &sec, 20000), "not secure");
+  check_secure_pair (tx, "sink", rx, "src", "EC25");
+  run_for (200);
+  fail_unless (r.have_sender);
+  sink_received = stat_of (tx, "sink", "zrtp-received");
+  media = stat_of (rx, "src", "access-units");
+
+  /* one intruder at the receiver's port, claiming the sender's ZID (it is
+   * in every Hello), one at the sender's */
+  zid = str_prop (tx, "sink", "zrtp-zid");
+  opts = g_strdup_printf ("zrtp=true zrtp-zid=%s", zid);
+  d = opus_sender (0, port, opts);
+  intr_rx = pipe_new ("intruder of the receiver", d);
+  g_free (d);
+  g_free (opts);
+  d = opus_sender (0, ntohs (r.sender.sin_port), "zrtp=true");
+  intr_tx = pipe_new ("intruder of the sender", d);
+  g_free (d);
+  pipe_play (intr_rx);
+  pipe_play (intr_tx);
+  run_for (4500);
+  fail_if (stat_of (intr_rx, "sink", "zrtp-restarts") == 0,
+      "the intruder did not try twice");
+  pipe_stop (intr_rx);
+  pipe_stop (intr_tx);
+  run_for (300);
+  sent_rx = stat_of (intr_rx, "sink", "zrtp-sent");
+  sent_tx = stat_of (intr_tx, "sink", "zrtp-sent");
+  GST_INFO ("intruders sent %" G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT
+      " ZRTP packets", sent_rx, sent_tx);
+  fail_unless (sent_rx >= 21 && sent_tx >= 21);
+  fail_unless_equals_int (int_prop (intr_rx, "sink", "zrtp-state") ==
+      STATE_SECURE, FALSE);
+  fail_unless_equals_int (int_prop (intr_tx, "sink", "zrtp-state") ==
+      STATE_SECURE, FALSE);
+  /* counted exactly, never answered */
+  fail_unless_equals_uint64 (stat_of (rx, "src", "zrtp-foreign"), sent_rx);
+  fail_unless_equals_uint64 (count_zrtp (r.back, TRUE),
+      stat_of (rx, "src", "zrtp-sent"));
+  fail_unless_equals_uint64 (stat_of (intr_rx, "sink", "zrtp-received"), 0);
+  /* the sender's connected socket kept them out */
+  fail_unless_equals_uint64 (stat_of (tx, "sink", "zrtp-received"),
+      sink_received);
+  fail_unless_equals_uint64 (stat_of (tx, "sink", "zrtp-foreign"), 0);
+  /* both stayed with their peer, media flowing all along */
+  fail_unless (stat_of (rx, "src", "access-units") > media + 60);
+  for (int k = 0; k < 2; k++) {
+    Pipe *p = k ? rx : tx;
+    const gchar *name = k ? "src" : "sink";
+    fail_unless_equals_int (count_msgs (p, name, "secure"), 1);
+    fail_unless_equals_int (count_msgs (p, name, "failed"), 0);
+    fail_unless_equals_uint64 (stat_of (p, name, "zrtp-restarts"), 0);
+    fail_unless_equals_int (int_prop (p, name, "zrtp-state"), STATE_SECURE);
+  }
+  check_str_prop (rx, "src", "zrtp-sas", gst_structure_get_string (find_msg (tx,
+              "sink", "secure"), "sas"));
+
+  fail_unless (wait_for (pipe_eos, tx, 60000), "sender did not finish");
+  sent_aus = stat_of (tx, "sink", "access-units");
+  held = stat_of (tx, "sink", "zrtp-held");
+  all = (StatWait) {
+  rx, "src", "access-units", sent_aus - held};
+  fail_unless (wait_for (stat_reaches, &all, 10000),
+      "received %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " access units",
+      stat_of (rx, "src", "access-units"), sent_aus - held);
+  fail_unless (gst_element_send_event (el (rx, "src"), gst_event_new_eos ()));
+  fail_unless (wait_for (pipe_eos, rx, 20000), "receiver did not drain");
+  relay_stop (&r);
+  rec_pull (&out, rx, "aus");
+  first_key = check_delivered (&in, &out, held);
+  fail_unless (first_key < out.bufs->len, "no key frame arrived");
+  fail_unless_equals_int (rec_count (&dec), out.bufs->len - first_key);
+  fail_unless_equals_uint64 (stat_of (rx, "src", "srtp-auth-failures"), 0);
+  fail_unless_equals_uint64 (stat_of (rx, "src", "zrtp-dropped"), 0);
+
+  g_free (zid);
+  pipe_free (intr_tx);
+  pipe_free (intr_rx);
+  pipe_free (tx);
+  pipe_free (rx);
+  rec_clear (&in);
+  rec_clear (&out);
+  rec_clear (&dec);
+  relay_free (&r);
+}
+
+GST_END_TEST;
+
 /* ------------------------------------------------------------------------ */
 /* The pipelines of docs/zrtp.md                                            */
 
@@ -1776,6 +1904,7 @@ zrtp_elements_suite (void)
   tcase_add_test (tc, test_tampered_commit);
   tcase_add_test (tc, test_multistream_leader_fails);
   tcase_add_test (tc, test_restarts);
+  tcase_add_test (tc, test_third_party);
   tcase_add_test (tc, test_doc_pipelines);
   return s;
 }
