@@ -20,8 +20,35 @@
  * field of #GstUvgRtpSrc:caps; parameter sets given in the caps (sprop-*
  * fields, as in SDP) are put in band before the first access unit.
  *
- * Buffer timestamps follow the RTP timestamps, anchored to the running time
- * at which the first packet arrived.
+ * One RTP source (SSRC) is followed at a time, as RFC 3550 describes: a new
+ * SSRC must send packets in sequence before it is believed (probation), a
+ * sender that restarts with a new SSRC takes over once the old one has been
+ * silent for #GstUvgRtpSrc:source-timeout (its first packets are kept
+ * meanwhile, so the stream resumes at its first key frame), a sequence
+ * number jump counts only when the next packet confirms it, and strangers
+ * never take a live stream over. #GstUvgRtpSrc:ssrc pins one SSRC. Every
+ * change of source resets reordering, reassembly and timing, marks the
+ * next buffer DISCONT, puts the parameter sets of #GstUvgRtpSrc:caps in
+ * band again, and posts an element message `uvgrtp-source` with the fields
+ * kind ("first", "change" or "restart"), reason ("first", "timeout", "bye",
+ * "sequence-jump"), old-ssrc, new-ssrc, old-seq and new-seq.
+ *
+ * Buffer timestamps are the RTP timestamps mapped onto the pipeline clock,
+ * as rtpjitterbuffer does: anchored on the arrival of the access unit that
+ * is output first, corrected for the drift between the sender's clock and
+ * the pipeline's (estimated from the smallest transit delays seen), and
+ * re-anchored when the timestamps jump (a sender that restarted or
+ * paused). Each buffer leaves the element no later than its timestamp plus
+ * the latency it reports (#GstUvgRtpSrc:latency), as a live source must.
+ * Datagrams that arrive while the element is paused are dropped when it
+ * plays again (counted as flushed): a live source outputs nothing for the
+ * time it was paused.
+ *
+ * The kernel receive buffer is made large by default
+ * (#GstUvgRtpSrc:buffer-size), so that the bursts of high-rate video fit;
+ * datagrams the kernel still drops for a full buffer are counted in
+ * #GstUvgRtpSrc:stats (kernel-drops) and reported by a warning on the bus
+ * that names the property and the sysctl to raise.
  *
  * With #GstUvgRtpSrc:srtp-key set, the element receives SRTP (RFC 3711,
  * AES-GCM as in RFC 7714) such as srtpenc or uvgrtpsink send: each datagram is
@@ -81,7 +108,8 @@
 #include "gstuvgrtpcommon.h"
 #include "gstuvgrtpsrc.h"
 #include "gstuvgrtpzrtpctl.h"
-#include "urtp/scl.h"
+#include "urtp/recvstream.h"
+#include "urtp/zrtp_ep.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_src_debug);
 #define GST_CAT_DEFAULT gst_uvgrtp_src_debug
@@ -89,12 +117,16 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_src_debug);
 #define DEFAULT_ADDRESS "0.0.0.0"
 #define DEFAULT_PORT 5004
 #define DEFAULT_MULTICAST_IFACE NULL
-#define DEFAULT_BUFFER_SIZE 0
+/* A 4K picture arrives as a burst of 1-3 MB, several times the usual
+ * system default (208 KB): 32 MiB hold the bursts of a few hundred Mbit/s. */
+#define DEFAULT_BUFFER_SIZE (32 << 20)
 #define DEFAULT_REUSE TRUE
 #define DEFAULT_TIMEOUT 0
 #define DEFAULT_ENCODING_NAME NULL
 #define DEFAULT_RECV_MODE GST_UVGRTP_RECV_MODE_AUTO
 #define DEFAULT_LATENCY 50
+#define DEFAULT_SSRC -1
+#define DEFAULT_SOURCE_TIMEOUT 500
 #define DEFAULT_WAIT_FOR_KEYFRAME FALSE
 #define DEFAULT_LOSS_POLICY GST_UVGRTP_LOSS_DROP_AU
 #define DEFAULT_MAX_AU_SIZE URTP_DEPAY_DEFAULT_MAX_AU
@@ -116,6 +148,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_src_debug);
 /* Consecutive unsupported packets (and nothing usable) before the stream
  * is declared unsupported. */
 #define UNSUPPORTED_LIMIT 64
+/* Kernel drops are warned about at most this often. */
+#define DROP_WARNING_INTERVAL_US (10 * G_USEC_PER_SEC)
 
 enum
 {
@@ -131,6 +165,8 @@ enum
   PROP_ENCODING_NAME,
   PROP_RECV_MODE,
   PROP_LATENCY,
+  PROP_SSRC,
+  PROP_SOURCE_TIMEOUT,
   PROP_WAIT_FOR_KEYFRAME,
   PROP_LOSS_POLICY,
   PROP_MAX_AU_SIZE,
@@ -180,6 +216,8 @@ static gboolean gst_uvgrtp_src_negotiate (GstBaseSrc * bsrc);
 static gboolean gst_uvgrtp_src_query (GstBaseSrc * bsrc, GstQuery * query);
 static GstFlowReturn gst_uvgrtp_src_create (GstPushSrc * psrc,
     GstBuffer ** buf);
+static GstStateChangeReturn gst_uvgrtp_src_change_state (GstElement *
+    element, GstStateChange transition);
 static gboolean gst_uvgrtp_src_zrtp_set_sas_verified (GstUvgRtpSrc * self,
     gboolean verified);
 
@@ -245,9 +283,12 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * GstUvgRtpSrc:buffer-size:
    *
    * Size of the kernel receive buffer in bytes, 0 for the system default.
-   * Set past net.core.rmem_max where the process may. If the kernel grants
-   * less than asked, a warning is posted; the size in effect is in
-   * #GstUvgRtpSrc:stats.
+   * The default, 32 MiB, holds the bursts of high-rate video (a 4K intra
+   * picture is 1-3 MB at once). Set past net.core.rmem_max where the
+   * process may (as root or with CAP_NET_ADMIN). If the kernel grants less
+   * than asked, a warning is posted; the size in effect is in
+   * #GstUvgRtpSrc:stats, and so are the datagrams the kernel dropped for a
+   * full buffer (kernel-drops), which are also warned about.
    */
   g_object_class_install_property (gobject_class, PROP_BUFFER_SIZE,
       g_param_spec_int ("buffer-size", "Buffer size",
@@ -329,13 +370,45 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    *
    * How long, in milliseconds, to wait for a missing packet before it is
    * declared lost. Packets that arrive out of order within this time are
-   * put back in order. Also reported as the element's latency.
+   * put back in order. Also reported as the element's latency: a buffer
+   * leaves the element no later than its timestamp plus this (and the
+   * network's jitter).
    */
   g_object_class_install_property (gobject_class, PROP_LATENCY,
       g_param_spec_uint ("latency", "Latency",
           "How long to wait for a missing packet before declaring it lost (ms)",
           0, G_MAXUINT / 1000, DEFAULT_LATENCY,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:ssrc:
+   *
+   * Follow only the RTP source with this SSRC (0 to 0xffffffff), from its
+   * first packet; packets of any other SSRC are dropped and counted as
+   * foreign. -1 (the default): follow whichever source validates first, and
+   * let a new one take over after #GstUvgRtpSrc:source-timeout.
+   */
+  g_object_class_install_property (gobject_class, PROP_SSRC,
+      g_param_spec_int64 ("ssrc", "SSRC",
+          "Follow only this SSRC (-1 = any, the first to validate)",
+          -1, G_MAXUINT32, DEFAULT_SSRC,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstUvgRtpSrc:source-timeout:
+   *
+   * Milliseconds of silence after which the current RTP source gives way
+   * to another one that sends packets in sequence (a sender that restarted
+   * with a new SSRC). A stranger cannot take a stream over while its
+   * source keeps sending; a lower value resumes faster after a restart.
+   */
+  g_object_class_install_property (gobject_class, PROP_SOURCE_TIMEOUT,
+      g_param_spec_uint ("source-timeout", "Source timeout",
+          "Silence (ms) after which another RTP source may take over",
+          1, G_MAXUINT / 1000, DEFAULT_SOURCE_TIMEOUT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
 
   /**
    * GstUvgRtpSrc:wait-for-keyframe:
@@ -440,34 +513,49 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * GstUvgRtpSrc:stats:
    *
    * Counters of the session, a GstStructure named
-   * "application/x-uvgrtp-src-stats" with the guint64 fields packets
-   * (accepted RTP packets), bytes (their payload), access-units
-   * (delivered), lost (packets given up on), dropped (access units lost to
-   * damage, keyframe wait or queue overflow), dropped-nal-units,
-   * malformed, foreign (wrong payload type or SSRC), unsupported (valid
-   * but unsupported packets, such as H.265 PACI), duplicates, late,
-   * reordered, oversize (access units above max-au-size), truncated
-   * (datagrams too large to receive), syscalls (receive system calls),
-   * srtp-auth-failures (datagrams whose SRTP authentication tag did not
-   * verify: tampered, truncated, or protected with another key),
-   * srtp-replays (SRTP packets already received, or older than
-   * #GstUvgRtpSrc:replay-window-size) and srtp-errors (datagrams SRTP
-   * rejected otherwise, such as ones too short to be SRTP); the srtp-*
-   * counters are 0 without SRTP, and the datagrams they count are not
-   * counted anywhere else;
-   * with #GstUvgRtpSrc:zrtp: zrtp-sent, zrtp-received (ZRTP packets,
-   * retransmissions included), zrtp-retransmits, zrtp-bad (malformed),
-   * zrtp-unexpected (valid but not for the state), zrtp-auth-failures
-   * (hash chain or MAC wrong), zrtp-restarts (exchanges started over for a
-   * peer that started over), zrtp-foreign (ZRTP ignored: not from the peer
-   * the element is bound to, see docs/zrtp.md), zrtp-dropped (datagrams in clear dropped
-   * before the keys were agreed, not counted elsewhere) and
-   * zrtp-received-clear (datagrams passed in clear with
-   * #GstUvgRtpSrc:zrtp-allow-clear), all 0 without ZRTP;
-   * the gint field buffer-size (receive buffer in effect, bytes) and the
-   * string fields recv-mode (the mode in effect: gro, mmsg or plain) and,
+   * "application/x-uvgrtp-src-stats", readable at any time without
+   * waiting for the streaming thread, and after the element stopped.
+   *
+   * Packets and access units (guint64): packets (RTP packets whose payload
+   * was used), bytes (their payload), access-units (delivered), lost
+   * (sequence numbers given up on), dropped (access units lost to damage,
+   * keyframe wait or queue overflow), dropped-nal-units, skipped (fragments
+   * of a NAL unit already given up), duplicates, late, reordered (arrived
+   * after a packet with a higher sequence number), oversize (access units
+   * above max-au-size).
+   *
+   * What was refused (guint64; each datagram is counted once, in one of
+   * these or among the packets): malformed (not RTP, or a payload that
+   * breaks its format), foreign (wrong payload type, or an SSRC that is
+   * not followed), unsupported (such as H.265 PACI), stray (a sequence
+   * number jump the next packet did not confirm), held (packets of a new
+   * source kept while it waits to take over), held-dropped (beyond what is
+   * kept), srtp-auth-failures (SRTP tag did not verify: tampered,
+   * truncated, or another key), srtp-replays (already received, or older
+   * than #GstUvgRtpSrc:replay-window-size), srtp-errors (other SRTP
+   * rejections), zrtp-dropped (datagrams in clear dropped before the ZRTP
+   * keys were agreed), and, not offered to the stream at all, truncated
+   * (datagrams larger than a receive slot), kernel-drops (datagrams the
+   * kernel dropped because the receive buffer was full), flushed
+   * (datagrams that arrived while paused).
+   *
+   * Sources: ssrc (guint, the source followed), have-source (gboolean),
+   * source-changes (another SSRC took over), source-restarts (the source
+   * restarted its numbering), timing-resets (the timestamp mapping
+   * re-anchored on a jump), skew (gint64, ns: the clock drift estimate).
+   *
+   * ZRTP (0 without #GstUvgRtpSrc:zrtp): zrtp-sent, zrtp-received (ZRTP
+   * packets, retransmissions included), zrtp-retransmits, zrtp-bad
+   * (malformed), zrtp-unexpected (valid but not for the state),
+   * zrtp-auth-failures (hash chain or MAC wrong), zrtp-restarts (exchanges
+   * started over), zrtp-foreign (ZRTP ignored: not from the peer the
+   * element is bound to, see docs/zrtp.md), zrtp-received-clear (datagrams passed in clear
+   * with #GstUvgRtpSrc:zrtp-allow-clear).
+   *
+   * Socket: syscalls (receive system calls), buffer-size (gint, receive
+   * buffer in effect, bytes), recv-mode (string: gro, mmsg or plain), and,
    * in builds with SRTP, srtp-backend (the libsrtp2 in use and its crypto
-   * library). Still readable after the element stopped.
+   * library).
    */
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
@@ -485,6 +573,8 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
       "(batched reception, zero-copy output)", "gst-uvgrtp developers");
 
   element_class->send_event = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_send_event);
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_uvgrtp_src_change_state);
 
   basesrc_class->start = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_start);
   basesrc_class->stop = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_stop);
@@ -514,6 +604,8 @@ gst_uvgrtp_src_init (GstUvgRtpSrc * self)
   self->encoding_name = g_strdup (DEFAULT_ENCODING_NAME);
   self->recv_mode = DEFAULT_RECV_MODE;
   self->latency = DEFAULT_LATENCY;
+  self->ssrc = DEFAULT_SSRC;
+  self->source_timeout = DEFAULT_SOURCE_TIMEOUT;
   self->wait_for_keyframe = DEFAULT_WAIT_FOR_KEYFRAME;
   self->loss_policy = DEFAULT_LOSS_POLICY;
   self->max_au_size = DEFAULT_MAX_AU_SIZE;
@@ -742,6 +834,29 @@ resolve_session (GstUvgRtpSrc * self, GstUvgRtpSrcSession * out,
   return TRUE;
 }
 
+static gboolean
+is_multicast_address (const gchar * address)
+{
+  struct in_addr a4;
+  struct in6_addr a6;
+
+  return (inet_pton (AF_INET, address, &a4) == 1 &&
+      IN_MULTICAST (ntohl (a4.s_addr))) ||
+      (inet_pton (AF_INET6, address, &a6) == 1 && IN6_IS_ADDR_MULTICAST (&a6));
+}
+
+static void
+post_small_buffer_warning (GstUvgRtpSrc * self, gint asked)
+{
+  GST_WARNING_OBJECT (self, "asked for a %d byte receive buffer, the kernel "
+      "granted %d", asked, self->sock.rcvbuf);
+  GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+      ("Could not set the receive buffer to %d bytes (property "
+          "'buffer-size'): the kernel granted %d. Raise net.core.rmem_max "
+          "or give the process CAP_NET_ADMIN.", asked, self->sock.rcvbuf),
+      (NULL));
+}
+
 static void
 post_config_error (GstUvgRtpSrc * self, gchar * msg, gint code)
 {
@@ -874,7 +989,7 @@ gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
       if (copy)
         gst_caps_unref (copy);
       if (self->opened)
-        self->caps_changed = TRUE;
+        g_atomic_int_set (&self->caps_changed, TRUE);
       break;
     }
     case PROP_TIMEOUT:
@@ -884,13 +999,19 @@ gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
       g_free (self->encoding_name);
       self->encoding_name = g_value_dup_string (value);
       if (self->opened)
-        self->caps_changed = TRUE;
+        g_atomic_int_set (&self->caps_changed, TRUE);
       break;
     case PROP_RECV_MODE:
       self->recv_mode = g_value_get_enum (value);
       break;
     case PROP_LATENCY:
       self->latency = g_value_get_uint (value);
+      break;
+    case PROP_SSRC:
+      self->ssrc = g_value_get_int64 (value);
+      break;
+    case PROP_SOURCE_TIMEOUT:
+      self->source_timeout = g_value_get_uint (value);
       break;
     case PROP_WAIT_FOR_KEYFRAME:
       self->wait_for_keyframe = g_value_get_boolean (value);
@@ -968,6 +1089,12 @@ gst_uvgrtp_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_LATENCY:
       g_value_set_uint (value, self->latency);
       break;
+    case PROP_SSRC:
+      g_value_set_int64 (value, self->ssrc);
+      break;
+    case PROP_SOURCE_TIMEOUT:
+      g_value_set_uint (value, self->source_timeout);
+      break;
     case PROP_WAIT_FOR_KEYFRAME:
       g_value_set_boolean (value, self->wait_for_keyframe);
       break;
@@ -1001,61 +1128,24 @@ gst_uvgrtp_src_get_property (GObject * object, guint prop_id, GValue * value,
 
 /* --- statistics --------------------------------------------------------- */
 
-static void
-stats_add (urtp_depay_stats_t * dst, const urtp_depay_stats_t * src)
-{
-  dst->packets += src->packets;
-  dst->bytes += src->bytes;
-  dst->aus += src->aus;
-  dst->nals += src->nals;
-  dst->malformed += src->malformed;
-  dst->foreign += src->foreign;
-  dst->unsupported += src->unsupported;
-  dst->dropped_nals += src->dropped_nals;
-  dst->skipped += src->skipped;
-  dst->dropped_aus += src->dropped_aus;
-  dst->oversize += src->oversize;
-  dst->seq.delivered += src->seq.delivered;
-  dst->seq.lost += src->seq.lost;
-  dst->seq.duplicates += src->seq.duplicates;
-  dst->seq.late += src->seq.late;
-  dst->seq.reordered += src->seq.reordered;
-  dst->seq.resyncs += src->seq.resyncs;
-}
-
-/* Current totals, with those of depayloaders replaced by a caps change.
- * Called with the object lock. */
-static void
-current_stats (GstUvgRtpSrc * self, urtp_depay_stats_t * out)
-{
-  *out = self->stats_base;
-  if (self->depay)
-    stats_add (out, urtp_depay_stats (self->depay));
-}
-
-/* Called with the object lock. */
+/* Called with the object lock; waits for nothing the streaming thread
+ * holds for long (the stream's snapshot is a copy under a lock of its own). */
 static GstStructure *
 build_stats (GstUvgRtpSrc * self)
 {
-  urtp_depay_stats_t st;
-  urtp_srtp_stats_t sst;
-  guint64 truncated = 0, syscalls = 0;
+  urtp_recvstream_stats_t st;
   gint rcvbuf = 0;
   const gchar *mode = "none";
   GstUvgRtpZrtpCounters zc;
   GstStructure *s;
 
-  memset (&sst, 0, sizeof (sst));
   memset (&zc, 0, sizeof (zc));
   if (!self->opened) {
     if (self->last_stats)
       return gst_structure_copy (self->last_stats);
     memset (&st, 0, sizeof (st));
   } else {
-    current_stats (self, &st);
-    sst = self->srtp.stats;
-    truncated = self->rx_truncated;
-    syscalls = self->rx_syscalls;
+    urtp_recvstream_stats (self->stream, &st);
     rcvbuf = self->sock.rcvbuf;
     mode = urtp_io_mode_name (self->sock.rx_mode);
     if (self->zrtp_ctl)
@@ -1063,25 +1153,37 @@ build_stats (GstUvgRtpSrc * self)
   }
 
   s = gst_structure_new ("application/x-uvgrtp-src-stats",
-      "packets", G_TYPE_UINT64, (guint64) st.packets,
-      "bytes", G_TYPE_UINT64, (guint64) st.bytes,
-      "access-units", G_TYPE_UINT64, (guint64) st.aus,
-      "lost", G_TYPE_UINT64, (guint64) st.seq.lost,
-      "dropped", G_TYPE_UINT64, (guint64) st.dropped_aus,
-      "dropped-nal-units", G_TYPE_UINT64, (guint64) st.dropped_nals,
-      "skipped", G_TYPE_UINT64, (guint64) st.skipped,
-      "malformed", G_TYPE_UINT64, (guint64) st.malformed,
-      "foreign", G_TYPE_UINT64, (guint64) st.foreign,
-      "unsupported", G_TYPE_UINT64, (guint64) st.unsupported,
-      "duplicates", G_TYPE_UINT64, (guint64) st.seq.duplicates,
-      "late", G_TYPE_UINT64, (guint64) st.seq.late,
-      "reordered", G_TYPE_UINT64, (guint64) st.seq.reordered,
-      "oversize", G_TYPE_UINT64, (guint64) st.oversize,
-      "truncated", G_TYPE_UINT64, truncated,
-      "syscalls", G_TYPE_UINT64, syscalls,
-      "srtp-auth-failures", G_TYPE_UINT64, (guint64) sst.auth_fail,
-      "srtp-replays", G_TYPE_UINT64, (guint64) sst.replay,
-      "srtp-errors", G_TYPE_UINT64, (guint64) sst.other,
+      "packets", G_TYPE_UINT64, (guint64) st.depay.packets,
+      "bytes", G_TYPE_UINT64, (guint64) st.depay.bytes,
+      "access-units", G_TYPE_UINT64, (guint64) st.frames,
+      "lost", G_TYPE_UINT64, (guint64) st.depay.seq.lost,
+      "dropped", G_TYPE_UINT64, (guint64) st.depay.dropped_aus,
+      "dropped-nal-units", G_TYPE_UINT64, (guint64) st.depay.dropped_nals,
+      "skipped", G_TYPE_UINT64, (guint64) st.depay.skipped,
+      "malformed", G_TYPE_UINT64, (guint64) (st.malformed_rtp +
+          st.depay.malformed),
+      "foreign", G_TYPE_UINT64, (guint64) (st.wrong_pt + st.source.foreign),
+      "unsupported", G_TYPE_UINT64, (guint64) st.depay.unsupported,
+      "duplicates", G_TYPE_UINT64, (guint64) st.depay.seq.duplicates,
+      "late", G_TYPE_UINT64, (guint64) st.depay.seq.late,
+      "reordered", G_TYPE_UINT64, (guint64) st.depay.seq.reordered,
+      "oversize", G_TYPE_UINT64, (guint64) st.depay.oversize,
+      "truncated", G_TYPE_UINT64, (guint64) st.truncated,
+      "kernel-drops", G_TYPE_UINT64, (guint64) st.kernel_drops,
+      "flushed", G_TYPE_UINT64, (guint64) st.flushed,
+      "syscalls", G_TYPE_UINT64, (guint64) st.syscalls,
+      "ssrc", G_TYPE_UINT, (guint) st.ssrc,
+      "have-source", G_TYPE_BOOLEAN, (gboolean) st.have_source,
+      "source-changes", G_TYPE_UINT64, (guint64) st.source.changes,
+      "source-restarts", G_TYPE_UINT64, (guint64) st.source.restarts,
+      "stray", G_TYPE_UINT64, (guint64) st.source.stray,
+      "held", G_TYPE_UINT64, (guint64) st.source.pending,
+      "held-dropped", G_TYPE_UINT64, (guint64) st.source.held_dropped,
+      "timing-resets", G_TYPE_UINT64, (guint64) st.timing_resets,
+      "skew", G_TYPE_INT64, (gint64) st.skew,
+      "srtp-auth-failures", G_TYPE_UINT64, (guint64) st.srtp.auth_fail,
+      "srtp-replays", G_TYPE_UINT64, (guint64) st.srtp.replay,
+      "srtp-errors", G_TYPE_UINT64, (guint64) st.srtp.other,
       "zrtp-sent", G_TYPE_UINT64, zc.sent,
       "zrtp-received", G_TYPE_UINT64, zc.received,
       "zrtp-retransmits", G_TYPE_UINT64, zc.retransmits,
@@ -1090,9 +1192,8 @@ build_stats (GstUvgRtpSrc * self)
       "zrtp-auth-failures", G_TYPE_UINT64, zc.auth_fail,
       "zrtp-restarts", G_TYPE_UINT64, zc.restarts,
       "zrtp-foreign", G_TYPE_UINT64, zc.foreign,
-      "zrtp-dropped", G_TYPE_UINT64, self->opened ? self->zrtp_dropped : 0,
-      "zrtp-received-clear", G_TYPE_UINT64, self->opened ?
-      self->zrtp_received_clear : 0,
+      "zrtp-dropped", G_TYPE_UINT64, (guint64) st.zrtp_dropped,
+      "zrtp-received-clear", G_TYPE_UINT64, (guint64) st.zrtp_clear,
       "buffer-size", G_TYPE_INT, rcvbuf, "recv-mode", G_TYPE_STRING, mode, NULL);
 #ifdef URTP_HAVE_SRTP
   gst_structure_set (s, "srtp-backend", G_TYPE_STRING, urtp_srtp_backend (),
@@ -1110,26 +1211,42 @@ gst_uvgrtp_src_zrtp_set_sas_verified (GstUvgRtpSrc * self, gboolean verified)
 
 /* --- start / stop ------------------------------------------------------- */
 
-static urtp_depay_t *
-make_depay (GstUvgRtpSrc * self)
+/* The receiving stream for the resolved session. Called with the object
+ * lock. */
+static gint
+make_stream (GstUvgRtpSrc * self, const urtp_srtp_config_t * srtp,
+    urtp_zrtp_ep_t * zrtp, gboolean allow_clear, urtp_recvstream_t ** out)
 {
-  urtp_depay_config_t cfg;
+  urtp_recvstream_config_t cfg;
+  GstMapInfo map = GST_MAP_INFO_INIT;
+  gint r;
 
   memset (&cfg, 0, sizeof (cfg));
   cfg.codec = self->session.codec;
   cfg.pt = self->session.pt;
-  cfg.ssrc = -1;
+  cfg.clock_rate = self->session.clock_rate;
+  cfg.ssrc = self->ssrc;
+  cfg.source_timeout = (guint64) self->source_timeout * GST_MSECOND;
+  cfg.latency = (guint64) self->latency * GST_MSECOND;
   cfg.reorder_window = REORDER_WINDOW;
-  cfg.max_packet = 0;
   cfg.max_au_size = self->max_au_size;
   cfg.loss_policy = self->loss_policy == GST_UVGRTP_LOSS_DROP_NAL ?
       URTP_LOSS_DROP_NAL : URTP_LOSS_DROP_AU;
   cfg.wait_for_keyframe = self->wait_for_keyframe;
   cfg.donl = self->session.donl;
-  /* buffers come back through urtp_depay_release() when downstream is done
-   * with them, so that access units reuse memory that is already mapped */
-  cfg.recycle = TRUE;
-  return urtp_depay_new (&cfg);
+  cfg.srtp = srtp;
+  cfg.zrtp = zrtp;
+  cfg.zrtp_allow_clear = allow_clear;
+  cfg.replay_window = self->replay_window_size;
+  if (self->session.params && gst_memory_map (self->session.params, &map,
+          GST_MAP_READ)) {
+    cfg.params = map.data;
+    cfg.params_len = map.size;
+  }
+  r = urtp_recvstream_new (&cfg, out);
+  if (map.memory)
+    gst_memory_unmap (self->session.params, &map);
+  return r;
 }
 
 static gboolean
@@ -1138,14 +1255,16 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   GstUvgRtpSrc *self = GST_UVGRTP_SRC (bsrc);
   urtp_sock_config_t cfg;
   GstUvgRtpSrcSession session;
-  urtp_srtp_t srtp;
+  urtp_srtp_config_t srtp_cfg;
+  guint8 srtp_key_bytes[URTP_SRTP_MAX_KEY_LEN];
+  gboolean have_srtp = FALSE;
   gchar *err_msg = NULL, *address, *iface, *srtp_key;
   GstUvgRtpSrtpCipher srtp_cipher;
   GstUvgRtpSrtpAuth srtp_auth;
   GstUvgRtpZrtpSettings zs;
   GstUvgRtpZrtpCtl *zctl = NULL, *old_ctl;
+  urtp_recvstream_t *stream = NULL;
   guint replay_window;
-  gboolean srtp_ok;
   gint err_code, port, buffer_size, ret;
 
   GST_OBJECT_LOCK (self);
@@ -1174,14 +1293,16 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
     return FALSE;
   }
 
-  srtp_ok = gst_uvgrtp_srtp_open (GST_ELEMENT (self), &srtp,
-      URTP_SRTP_INBOUND, srtp_key, srtp_cipher, srtp_auth, 0, replay_window);
-  gst_uvgrtp_free_secret (srtp_key);
-  if (!srtp_ok) {
+  /* a bad key is reported before any network setting */
+  if (!gst_uvgrtp_srtp_config (GST_ELEMENT (self), srtp_key, srtp_cipher,
+          srtp_auth, URTP_SRTP_INBOUND, 0, replay_window, &srtp_cfg,
+          srtp_key_bytes, &have_srtp)) {
+    gst_uvgrtp_free_secret (srtp_key);
     gst_uvgrtp_zrtp_settings_clear (&zs);
     session_clear (&session);
     return FALSE;
   }
+  gst_uvgrtp_free_secret (srtp_key);
 
   GST_OBJECT_LOCK (self);
   address = g_strdup (self->address);
@@ -1201,124 +1322,49 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   GST_OBJECT_UNLOCK (self);
 
   ret = urtp_sock_open (&self->sock, &cfg);
-  if (ret < 0) {
-    if (ret == -EINVAL)
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-          ("Invalid address '%s' (properties 'address' / 'uri' / "
-              "'multicast-iface')", address), ("urtp_sock_open: %s",
-              g_strerror (-ret)));
-    else
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
-          ("Could not bind to %s:%d (properties 'address' and 'port'): %s",
-              address, port, g_strerror (-ret)), (NULL));
-    self->sock.fd = -1;
-    self->sock.wake_fd = -1;
-    gst_uvgrtp_srtp_close (&srtp);
-    gst_uvgrtp_zrtp_settings_clear (&zs);
-    session_clear (&session);
-    g_free (address);
-    g_free (iface);
-    return FALSE;
-  }
+  if (ret < 0)
+    goto open_failed;
   if (zs.enabled) {
-    struct in_addr a4;
-    struct in6_addr a6;
-
-    /* one sender and one receiver: a group has many receivers */
-    if ((inet_pton (AF_INET, address, &a4) == 1 &&
-            IN_MULTICAST (ntohl (a4.s_addr))) ||
-        (inet_pton (AF_INET6, address, &a6) == 1 &&
-            IN6_IS_ADDR_MULTICAST (&a6))) {
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-          ("ZRTP needs a unicast address, not the multicast group %s "
-              "(properties 'zrtp', 'address')", address), (NULL));
-    } else {
-      zctl = gst_uvgrtp_zrtp_ctl_start (GST_ELEMENT (self), &zs,
-          GST_UVGRTP_ZRTP_RECEIVER, self->sock.fd, NULL, 0, g_random_int ());
-    }
-    if (!zctl) {
-      urtp_sock_close (&self->sock);
-      self->sock.fd = -1;
-      self->sock.wake_fd = -1;
-      gst_uvgrtp_srtp_close (&srtp);
-      gst_uvgrtp_zrtp_settings_clear (&zs);
-      session_clear (&session);
-      g_free (address);
-      g_free (iface);
-      return FALSE;
-    }
+    if (is_multicast_address (address))
+      goto zrtp_multicast;
+    zctl = gst_uvgrtp_zrtp_ctl_start (GST_ELEMENT (self), &zs,
+        GST_UVGRTP_ZRTP_RECEIVER, self->sock.fd, NULL, 0, g_random_int ());
+    if (!zctl)
+      goto fail_socket;         /* posted */
   }
   GST_INFO_OBJECT (self, "bound to %s:%d, receive mode %s, buffer %d bytes",
       address, urtp_sock_local_port (&self->sock),
       urtp_io_mode_name (self->sock.rx_mode), self->sock.rcvbuf);
-
-  if (buffer_size > 0 && self->sock.rcvbuf < buffer_size) {
-    GST_WARNING_OBJECT (self, "asked for a %d byte receive buffer, the "
-        "kernel granted %d", buffer_size, self->sock.rcvbuf);
-    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, (NULL),
-        ("Could not set the receive buffer to %d bytes (property "
-            "'buffer-size'): the kernel granted %d. Raise "
-            "net.core.rmem_max or give the process CAP_NET_ADMIN.",
-            buffer_size, self->sock.rcvbuf));
-  }
+  if (buffer_size > 0 && self->sock.rcvbuf < buffer_size)
+    post_small_buffer_warning (self, buffer_size);
 
   ret = urtp_rx_init (&self->rx, RX_BATCH, RX_SLOT);
-  if (ret < 0) {
-    gst_uvgrtp_zrtp_ctl_stop (zctl);
-    gst_uvgrtp_zrtp_ctl_unref (zctl);
-    gst_uvgrtp_zrtp_settings_clear (&zs);
-    urtp_sock_close (&self->sock);
-    gst_uvgrtp_srtp_close (&srtp);
-    session_clear (&session);
-    g_free (address);
-    g_free (iface);
-    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, (NULL),
-        ("Could not allocate receive buffers"));
-    return FALSE;
-  }
+  if (ret < 0)
+    goto no_memory;
 
   GST_OBJECT_LOCK (self);
   session_clear (&self->session);
   self->session = session;
-  self->depay = make_depay (self);
-  if (!self->depay) {
+  ret = make_stream (self, have_srtp ? &srtp_cfg : NULL,
+      zctl ? gst_uvgrtp_zrtp_ctl_endpoint (zctl) : NULL, zs.allow_clear,
+      &stream);
+  gst_uvgrtp_zrtp_wipe (srtp_key_bytes, sizeof srtp_key_bytes);
+  if (ret < 0) {
     GST_OBJECT_UNLOCK (self);
-    gst_uvgrtp_zrtp_ctl_stop (zctl);
-    gst_uvgrtp_zrtp_ctl_unref (zctl);
-    gst_uvgrtp_zrtp_settings_clear (&zs);
-    urtp_rx_destroy (&self->rx);
-    urtp_sock_close (&self->sock);
-    session_clear (&self->session);
-    gst_uvgrtp_srtp_close (&srtp);
-    g_free (address);
-    g_free (iface);
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
-        ("Could not create the depayloader (bad configuration or out of "
-            "memory)"));
-    return FALSE;
+    goto no_stream;
   }
-  self->srtp = srtp;
+  self->stream = stream;
   self->zrtp_ctl = zctl;
-  self->zrtp_on = zctl != NULL;
-  self->zrtp_allow_clear = zs.allow_clear;
-  self->zrtp_serial = zctl ? gst_uvgrtp_zrtp_ctl_serial (zctl) - 1 : 0;
-  self->zrtp_dropped = 0;
-  self->zrtp_received_clear = 0;
-  self->zrtp_had_keys = FALSE;
-  memset (&self->stats_base, 0, sizeof (self->stats_base));
-  self->rx_syscalls = 0;
-  self->rx_truncated = 0;
   self->opened = TRUE;
   self->caps_changed = FALSE;
-  self->send_params = TRUE;
-  self->discont = FALSE;
-  self->last_dropped = 0;
-  self->last_lost = 0;
   self->unsupported_run = 0;
+  self->last_unsupported = self->last_packets = 0;
   self->last_packet_us = 0;
-  self->have_anchor = FALSE;
-  self->have_first_ts = FALSE;
+  self->warned_drops = 0;
+  self->last_drop_warning = 0;
   self->draining = FALSE;
+  self->resume = FALSE;
+  self->was_playing = FALSE;
   g_atomic_int_set (&self->eos, 0);
   if (port == 0) {
     self->port = urtp_sock_local_port (&self->sock);
@@ -1334,13 +1380,69 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   g_free (address);
   g_free (iface);
   return TRUE;
+
+  /* ERRORS */
+open_failed:
+  {
+    if (ret == -EINVAL)
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("Invalid address '%s' (properties 'address' / 'uri' / "
+              "'multicast-iface')", address), ("urtp_sock_open: %s",
+              g_strerror (-ret)));
+    else
+      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+          ("Could not bind to %s:%d (properties 'address' and 'port'): %s",
+              address, port, g_strerror (-ret)), (NULL));
+    self->sock.fd = -1;
+    self->sock.wake_fd = -1;
+    goto fail;
+  }
+zrtp_multicast:
+  {
+    /* one sender and one receiver: a group has many receivers */
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("ZRTP needs a unicast address, not the multicast group %s "
+            "(properties 'zrtp', 'address')", address), (NULL));
+    goto fail_socket;
+  }
+no_memory:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, (NULL),
+        ("Could not allocate receive buffers"));
+    goto fail_socket;
+  }
+no_stream:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
+        ("Could not set up the receiving stream: %s", g_strerror (-ret)));
+    urtp_rx_destroy (&self->rx);
+    goto fail_socket;
+  }
+fail_socket:
+  {
+    gst_uvgrtp_zrtp_ctl_stop (zctl);
+    gst_uvgrtp_zrtp_ctl_unref (zctl);
+    urtp_sock_close (&self->sock);
+    self->sock.fd = -1;
+    self->sock.wake_fd = -1;
+    goto fail;
+  }
+fail:
+  {
+    gst_uvgrtp_zrtp_wipe (srtp_key_bytes, sizeof srtp_key_bytes);
+    gst_uvgrtp_zrtp_settings_clear (&zs);
+    session_clear (&session);
+    g_free (address);
+    g_free (iface);
+    return FALSE;
+  }
 }
 
 static gboolean
 gst_uvgrtp_src_stop (GstBaseSrc * bsrc)
 {
   GstUvgRtpSrc *self = GST_UVGRTP_SRC (bsrc);
-  urtp_depay_t *depay;
+  urtp_recvstream_t *stream;
   GstUvgRtpZrtpCtl *zctl = NULL;
 
   GST_OBJECT_LOCK (self);
@@ -1351,13 +1453,11 @@ gst_uvgrtp_src_stop (GstBaseSrc * bsrc)
   if (self->last_stats)
     gst_structure_free (self->last_stats);
   self->last_stats = build_stats (self);
-  depay = self->depay;
-  self->depay = NULL;
+  stream = self->stream;
+  self->stream = NULL;
   self->opened = FALSE;
-  session_clear (&self->session);
-  if (self->zrtp_on)
+  if (self->zrtp_ctl)
     zctl = gst_uvgrtp_zrtp_ctl_ref (self->zrtp_ctl);
-  self->zrtp_on = FALSE;
   GST_OBJECT_UNLOCK (self);
 
   /* before the socket closes (its thread may post: not under the lock);
@@ -1366,13 +1466,14 @@ gst_uvgrtp_src_stop (GstBaseSrc * bsrc)
     gst_uvgrtp_zrtp_ctl_stop (zctl);
     gst_uvgrtp_zrtp_ctl_unref (zctl);
   }
-
-  urtp_depay_free (depay);
-  gst_uvgrtp_srtp_close (&self->srtp);
+  urtp_recvstream_free (stream);
   urtp_rx_destroy (&self->rx);
   urtp_sock_close (&self->sock);
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
+  GST_OBJECT_LOCK (self);
+  session_clear (&self->session);
+  GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
 
@@ -1538,14 +1639,15 @@ opus_packet_samples (const guint8 * data, gsize len)
   return frame * frames;
 }
 
-/* Applies a caps or encoding-name change made while running. */
+/* Applies a caps or encoding-name change made while running: the stream
+ * takes the new format, its counters carry on. */
 static gboolean
 apply_caps_change (GstUvgRtpSrc * self)
 {
   GstUvgRtpSrcSession session;
+  GstMapInfo map = GST_MAP_INFO_INIT;
   gchar *err_msg = NULL;
-  gint err_code;
-  gboolean rebuild;
+  gint err_code, r;
 
   GST_OBJECT_LOCK (self);
   self->caps_changed = FALSE;
@@ -1554,27 +1656,24 @@ apply_caps_change (GstUvgRtpSrc * self)
     post_config_error (self, err_msg, err_code);
     return FALSE;
   }
-  rebuild = session.codec != self->session.codec ||
-      session.pt != self->session.pt || session.donl != self->session.donl;
+  if (session.params)
+    gst_memory_map (session.params, &map, GST_MAP_READ);
+  r = urtp_recvstream_set_format (self->stream, session.codec, session.pt,
+      session.clock_rate, session.donl, map.data, map.size);
+  if (map.memory)
+    gst_memory_unmap (session.params, &map);
+  if (r < 0) {
+    GST_OBJECT_UNLOCK (self);
+    session_clear (&session);
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
+        ("Could not apply the new caps: %s", g_strerror (-r)));
+    return FALSE;
+  }
   session_clear (&self->session);
   self->session = session;
-  if (rebuild) {
-    urtp_depay_t *d = make_depay (self);
-
-    if (!d) {
-      GST_OBJECT_UNLOCK (self);
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
-          ("Could not create the depayloader"));
-      return FALSE;
-    }
-    GST_INFO_OBJECT (self, "codec or payload type changed: new depayloader");
-    stats_add (&self->stats_base, urtp_depay_stats (self->depay));
-    urtp_depay_free (self->depay);
-    self->depay = d;
-    self->discont = TRUE;
-  }
-  self->send_params = TRUE;
   GST_OBJECT_UNLOCK (self);
+  GST_INFO_OBJECT (self, "caps changed: %s, payload type %d",
+      urtp_codec_name (session.codec), session.pt);
 
   if (!gst_base_src_negotiate (GST_BASE_SRC (self))) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
@@ -1584,175 +1683,59 @@ apply_caps_change (GstUvgRtpSrc * self)
   return TRUE;
 }
 
-/* Running time now, or NONE without a clock. */
+/* The time datagrams arrive at, on the pipeline clock (the timeline of the
+ * stream's presentation times and deadlines); the monotonic clock when
+ * there is none. */
 static GstClockTime
-running_time_now (GstUvgRtpSrc * self)
+clock_now (GstUvgRtpSrc * self, GstClockTime * base_time)
 {
-  GstClock *clock = gst_element_get_clock (GST_ELEMENT (self));
-  GstClockTime now, base;
+  GstClock *clock;
+  GstClockTime now;
 
-  if (!clock)
-    return GST_CLOCK_TIME_NONE;
+  GST_OBJECT_LOCK (self);
+  clock = GST_ELEMENT_CLOCK (self) ? gst_object_ref (GST_ELEMENT_CLOCK (self))
+      : NULL;
+  *base_time = GST_ELEMENT_CAST (self)->base_time;
+  GST_OBJECT_UNLOCK (self);
+  self->have_clock = clock != NULL;
+  if (!clock) {
+    *base_time = GST_CLOCK_TIME_NONE;
+    return (GstClockTime) g_get_monotonic_time () * 1000;
+  }
   now = gst_clock_get_time (clock);
   gst_object_unref (clock);
-  base = gst_element_get_base_time (GST_ELEMENT (self));
-  return now > base ? now - base : 0;
+  return now;
 }
 
-/* Parameter sets repeated after the first slice of an access unit
- * (rtph264pay with config-interval=-1 puts SPS and PPS before every IDR
- * slice) start a new access unit by the letter of H.264 7.4.1.2.3 and
- * H.265 7.4.2.4.4, so parsers split the picture. Drops such repeats when
- * they are identical to a parameter set earlier in the AU. Only keyframes
- * are scanned, and the AU is compacted in place when there is something to
- * drop. */
-#define MAX_PARAM_SETS 32
-
-static void
-drop_repeated_param_sets (urtp_codec_t codec, urtp_au_t * au)
-{
-  const urtp_h26x_desc_t *desc = urtp_h26x_desc (codec);
-  urtp_nal_t ps[MAX_PARAM_SETS], nal;
-  urtp_scl_iter_t it;
-  guint nps = 0;
-  gboolean seen_vcl = FALSE, drop = FALSE;
-  gsize out_len = 0;
-  const guint8 *prev_end = au->data;
-  guint8 *w;
-
-  if (!desc)
-    return;
-  urtp_scl_iter_init (&it, au->data, au->len);
-  while (urtp_scl_next (&it, &nal)) {
-    gboolean repeat = FALSE;
-    guint type, i;
-
-    if (nal.len < desc->hdr_len)
-      return;
-    /* In-place compaction below needs 4 bytes before every NAL unit, as the
-     * depayloader writes them; a 3-byte start code inside a (malformed) NAL
-     * unit would make the output outgrow the input. */
-    if (nal.data < prev_end + 4)
-      return;
-    prev_end = nal.data + nal.len;
-    type = urtp_h26x_type (desc, nal.data);
-    if (urtp_h26x_is_vcl (desc, type)) {
-      seen_vcl = TRUE;
-    } else if (urtp_h26x_is_param_set (desc, type)) {
-      for (i = 0; i < nps && !repeat; i++)
-        repeat = seen_vcl && ps[i].len == nal.len &&
-            memcmp (ps[i].data, nal.data, nal.len) == 0;
-      if (!repeat) {
-        if (nps == MAX_PARAM_SETS)
-          return;
-        ps[nps++] = nal;
-      }
-    }
-    if (repeat)
-      drop = TRUE;
-    else
-      out_len += 4 + nal.len;
-  }
-  if (!drop)
-    return;
-
-  /* Kept NAL units move towards the start, never past bytes still to be
-   * read; the parameter sets compared against are tracked where they move. */
-  w = au->data;
-  nps = 0;
-  seen_vcl = FALSE;
-  urtp_scl_iter_init (&it, au->data, au->len);
-  while (urtp_scl_next (&it, &nal)) {
-    guint type = urtp_h26x_type (desc, nal.data), i;
-    gboolean repeat = FALSE;
-
-    if (urtp_h26x_is_vcl (desc, type)) {
-      seen_vcl = TRUE;
-    } else if (urtp_h26x_is_param_set (desc, type)) {
-      for (i = 0; i < nps && !repeat; i++)
-        repeat = seen_vcl && ps[i].len == nal.len &&
-            memcmp (ps[i].data, nal.data, nal.len) == 0;
-    }
-    if (repeat)
-      continue;
-    memmove (w + 4, nal.data, nal.len);
-    w[0] = 0;
-    w[1] = 0;
-    w[2] = 0;
-    w[3] = 1;
-    if (urtp_h26x_is_param_set (desc, type)) {
-      ps[nps].data = w + 4;
-      ps[nps++].len = nal.len;
-    }
-    w += 4 + nal.len;
-  }
-  au->len = out_len;
-}
-
-/* Wraps the access unit into a buffer, without copying it. Called with the
- * object lock. */
+/* Wraps the access unit into a buffer, without copying it. */
 static GstBuffer *
-make_buffer (GstUvgRtpSrc * self, urtp_au_t * au)
+make_buffer (GstUvgRtpSrc * self, const urtp_frame_t * f)
 {
-  const urtp_depay_stats_t *st;
-  urtp_depay_stats_t tot;
-  GstBuffer *buf;
   gboolean opus = self->session.codec == URTP_CODEC_OPUS;
-  gint64 ext, diff;
+  GstClockTime base;
+  GstBuffer *buf;
 
-  if (au->len == 0) {
-    urtp_depay_release (au->data);
-    return NULL;
-  }
-  if (!opus && (au->flags & URTP_AU_KEYFRAME))
-    drop_repeated_param_sets (self->session.codec, au);
-  buf = gst_buffer_new_wrapped_full (0, au->data, au->len, 0, au->len,
-      au->data, urtp_depay_release);
-
-  if (self->send_params && self->session.params && !opus)
+  buf = gst_buffer_new_wrapped_full (0, f->au.data, f->au.len, 0, f->au.len,
+      f->au.data, urtp_depay_release);
+  if ((f->flags & URTP_FRAME_PARAMS) && self->session.params)
     gst_buffer_prepend_memory (buf, gst_memory_ref (self->session.params));
-  self->send_params = FALSE;
-
-  if (!opus && !(au->flags & URTP_AU_KEYFRAME))
+  if (!opus && !(f->flags & URTP_AU_KEYFRAME))
     GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT);
-  if (au->flags & URTP_AU_DAMAGED)
+  if (f->flags & URTP_AU_DAMAGED)
     GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_CORRUPTED);
-
-  current_stats (self, &tot);
-  st = &tot;
-  if ((au->flags & URTP_AU_DISCONT) || self->discont ||
-      st->dropped_aus != self->last_dropped || st->seq.lost != self->last_lost)
+  if (f->flags & URTP_FRAME_DISCONT)
     GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
-  self->discont = FALSE;
-  self->last_dropped = st->dropped_aus;
-  self->last_lost = st->seq.lost;
 
-  /* Extend the 32-bit RTP timestamp: the nearest value to the last one, so
-   * that wrap-around and B-frame reordering both come out right. */
-  if (!self->have_first_ts) {
-    self->have_first_ts = TRUE;
-    self->first_ts = au->rtp_ts;
-    self->last_ext_ts = (gint64) au->rtp_ts;
-  }
-  ext = self->last_ext_ts + (gint32) (au->rtp_ts - (guint32) self->last_ext_ts);
-  self->last_ext_ts = ext;
-  diff = ext - (gint64) self->first_ts;
-
-  if (self->have_anchor) {
-    GstClockTime off = gst_util_uint64_scale_int ((guint64) ABS (diff),
-        GST_SECOND, (gint) self->session.clock_rate);
-    GstClockTime pts;
-
-    if (diff >= 0)
-      pts = self->anchor + off;
-    else
-      pts = self->anchor > off ? self->anchor - off : 0;
-    GST_BUFFER_PTS (buf) = pts;
+  /* presentation times are on the pipeline clock: to running time */
+  base = self->have_clock ? gst_element_get_base_time (GST_ELEMENT (self)) :
+      GST_CLOCK_TIME_NONE;
+  if (GST_CLOCK_TIME_IS_VALID (base)) {
+    GST_BUFFER_PTS (buf) = f->pts > base ? f->pts - base : 0;
     if (opus)
-      GST_BUFFER_DTS (buf) = pts;
+      GST_BUFFER_DTS (buf) = GST_BUFFER_PTS (buf);
   }
   if (opus) {
-    guint samples = opus_packet_samples (au->data, au->len);
+    guint samples = opus_packet_samples (f->au.data, f->au.len);
 
     if (samples)
       GST_BUFFER_DURATION (buf) = gst_util_uint64_scale_int (samples,
@@ -1760,234 +1743,159 @@ make_buffer (GstUvgRtpSrc * self, urtp_au_t * au)
   }
   GST_LOG_OBJECT (self, "AU ts %u seq %" G_GUINT64_FORMAT "..%"
       G_GUINT64_FORMAT " %" G_GSIZE_FORMAT " bytes, %u NAL units, flags 0x%x,"
-      " pts %" GST_TIME_FORMAT, au->rtp_ts, (guint64) au->first_seq,
-      (guint64) au->last_seq, au->len, au->nal_count, au->flags,
+      " pts %" GST_TIME_FORMAT, f->au.rtp_ts, (guint64) f->au.first_seq,
+      (guint64) f->au.last_seq, f->au.len, f->au.nal_count, f->flags,
       GST_TIME_ARGS (GST_BUFFER_PTS (buf)));
   return buf;
 }
 
-#ifdef URTP_HAVE_SRTP
-/* With zrtp: keys of a new exchange replaced keys in use, so the sender
- * started over, most likely with a new SSRC, sequence numbers and
- * timestamps; the depayloader, locked on the first SSRC, would refuse it.
- * Starts a new one, as a caps change does. Object lock held. */
+static const gchar *const source_kinds[] = { "first", "change", "restart" };
+
+/* Posts what the stream reports: a change of source as an element message
+ * `uvgrtp-source`, kernel drops as a warning. Not under any lock. */
 static void
-zrtp_new_stream (GstUvgRtpSrc * self)
+post_events (GstUvgRtpSrc * self)
 {
-  urtp_depay_t *d = make_depay (self);
+  urtp_recvstream_event_t ev;
+  urtp_recvstream_stats_t st;
 
-  GST_INFO_OBJECT (self, "keys of a new ZRTP exchange: a new stream");
-  if (!d)
-    return;
-  stats_add (&self->stats_base, urtp_depay_stats (self->depay));
-  urtp_depay_free (self->depay);
-  self->depay = d;
-  self->discont = TRUE;
-  self->send_params = TRUE;
-  self->have_anchor = FALSE;
-  self->have_first_ts = FALSE;
-}
+  while (urtp_recvstream_next_event (self->stream, &ev)) {
+    const urtp_source_event_t *s = &ev.source;
 
-/* With zrtp, for each received datagram (object lock held): hands ZRTP
- * packets to the endpoint, keeps the keys in self->srtp in line with it,
- * and drops media in clear while there are none (unless allowed). Returns
- * whether the datagram goes on to SRTP and the depayloader. */
-static gboolean
-zrtp_filter (GstUvgRtpSrc * self, const urtp_dgram_t * d)
-{
-  GstUvgRtpZrtpCtl *ctl = self->zrtp_ctl;
-  gint serial = self->zrtp_serial;
-
-  if (d->len >= 1 && (d->data[0] >> 4) == 1 &&
-      urtp_zrtp_is_zrtp (d->data, d->len)) {
-    gst_uvgrtp_zrtp_ctl_recv (ctl, d->data, d->len, d->from);
-    return FALSE;
-  }
-  if (gst_uvgrtp_zrtp_ctl_sync_srtp (ctl, &self->srtp, &self->zrtp_serial,
-          FALSE, 0, self->replay_window_size)) {
-    if (self->zrtp_serial != serial) {
-      if (self->zrtp_had_keys)
-        zrtp_new_stream (self);
-      self->zrtp_had_keys = TRUE;
+    if (ev.kind == URTP_RECVSTREAM_EV_REKEYED) {
+      GST_INFO_OBJECT (self, "new ZRTP keys: the sender started over");
+      continue;
     }
-    return TRUE;
+    GST_INFO_OBJECT (self, "source %s (%s): SSRC 0x%08x -> 0x%08x",
+        source_kinds[s->kind], urtp_source_reason_name (s->reason),
+        s->old_ssrc, s->new_ssrc);
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_element (GST_OBJECT (self),
+            gst_structure_new ("uvgrtp-source",
+                "kind", G_TYPE_STRING, source_kinds[s->kind],
+                "reason", G_TYPE_STRING, urtp_source_reason_name (s->reason),
+                "old-ssrc", G_TYPE_UINT, (guint) s->old_ssrc,
+                "new-ssrc", G_TYPE_UINT, (guint) s->new_ssrc,
+                "old-seq", G_TYPE_UINT, (guint) s->old_seq,
+                "new-seq", G_TYPE_UINT, (guint) s->new_seq, NULL)));
   }
-  /* this element may have restarted while the sender kept its keys */
-  gst_uvgrtp_zrtp_ctl_media_without_keys (ctl, d->from);
-  if (self->zrtp_allow_clear) {
-    self->zrtp_received_clear++;
-    return TRUE;
+
+  urtp_recvstream_stats (self->stream, &st);
+  if (st.kernel_drops > self->warned_drops) {
+    gint64 now = g_get_monotonic_time ();
+
+    if (self->last_drop_warning == 0 ||
+        now - self->last_drop_warning >= DROP_WARNING_INTERVAL_US) {
+      GST_ELEMENT_WARNING (self, RESOURCE, READ,
+          ("The kernel dropped %" G_GUINT64_FORMAT " datagrams of the stream "
+              "because the receive buffer was full: raise property "
+              "'buffer-size' (now %d bytes in effect), and net.core.rmem_max "
+              "or give the process CAP_NET_ADMIN so the kernel grants it",
+              (guint64) (st.kernel_drops - self->warned_drops),
+              self->sock.rcvbuf), (NULL));
+      self->warned_drops = st.kernel_drops;
+      self->last_drop_warning = now;
+    }
   }
-  self->zrtp_dropped++;
-  return FALSE;
-}
-#endif
 
-/* Offers a batch of n received datagrams to the depayloader and gives up
- * on missing packets that have been waited for `latency`. Returns FALSE
- * when the stream turned out to be unsupported (error posted). */
-static gboolean
-push_batch (GstUvgRtpSrc * self, gint n, gint64 now)
-{
-  const urtp_depay_stats_t *st;
-  GstClockTime arrival = GST_CLOCK_TIME_NONE;
-  gboolean have_anchor;
-  gint64 latency_us;
-  gint i;
-
-  GST_OBJECT_LOCK (self);
-  have_anchor = self->have_anchor;
-  GST_OBJECT_UNLOCK (self);
-  /* the first accepted packet anchors the timestamps */
-  if (n > 0 && !have_anchor)
-    arrival = running_time_now (self);
-
-  GST_OBJECT_LOCK (self);
-  latency_us = (gint64) self->latency * 1000;
-  self->rx_syscalls = self->sock.rx_syscalls;
-  self->rx_truncated = self->rx.truncated;
-  st = urtp_depay_stats (self->depay);
-  for (i = 0; i < n; i++) {
-    uint64_t unsupported, packets;
-    size_t len = self->rx.dgrams[i].len;
-
-#ifdef URTP_HAVE_SRTP
-    if (G_UNLIKELY (self->zrtp_on)) {
-      gboolean pass = zrtp_filter (self, &self->rx.dgrams[i]);
-
-      /* a new exchange may have replaced the depayloader */
-      st = urtp_depay_stats (self->depay);
-      if (!pass)
-        continue;
-    }
-    /* Verified and decrypted in the receive slot. A rejected datagram is
-     * counted there and zeroed, and goes no further. */
-    if (self->srtp.session) {
-      int r = urtp_srtp_unprotect (&self->srtp, self->rx.dgrams[i].data, len);
-
-      if (r < 0) {
-        GST_LOG_OBJECT (self, "SRTP rejected a %" G_GSIZE_FORMAT
-            "-byte datagram: %s", len, g_strerror (-r));
-        continue;
-      }
-      len = (size_t) r;
-      /* RFC 6189 4.6: the responder's authenticated SRTP stands for the
-       * Conf2ACK the initiator may not have seen yet */
-      if (G_UNLIKELY (self->zrtp_on) &&
-          !gst_uvgrtp_zrtp_ctl_is_secure (self->zrtp_ctl))
-        gst_uvgrtp_zrtp_ctl_peer_srtp_ok (self->zrtp_ctl);
-    }
-#endif
-    unsupported = st->unsupported;
-    packets = st->packets;
-    urtp_depay_push_at (self->depay, self->rx.dgrams[i].data, len,
-        (guint64) now);
-    if (st->unsupported != unsupported)
-      self->unsupported_run++;
-    else if (st->packets != packets)
+  /* A stream of nothing but unsupported packets (PACI, interleaved mode,
+   * reserved types) is an error, not an empty stream. */
+  if (st.depay.unsupported != self->last_unsupported) {
+    if (st.depay.packets == self->last_packets)
+      self->unsupported_run += st.depay.unsupported - self->last_unsupported;
+    else
       self->unsupported_run = 0;
+  } else if (st.depay.packets != self->last_packets) {
+    self->unsupported_run = 0;
   }
-  if (!self->have_anchor && st->packets > 0
-      && GST_CLOCK_TIME_IS_VALID (arrival)) {
-    self->have_anchor = TRUE;
-    self->anchor = arrival;
-  }
+  self->last_unsupported = st.depay.unsupported;
+  self->last_packets = st.depay.packets;
+}
 
-  /* Give up a gap once packets behind it have waited `latency`; gaps that
-   * opened later keep their own time. */
-  urtp_depay_expire (self->depay, (guint64) now, (guint64) latency_us);
-  if (n > 0)
-    self->last_packet_us = now;
-  GST_OBJECT_UNLOCK (self);
+/* After a pause: what queued in the socket meanwhile is stale for a live
+ * source (it would come out with presentation times in the past); drop it
+ * and resynchronise. */
+static void
+flush_after_pause (GstUvgRtpSrc * self)
+{
+  guint64 dropped = 0;
+  gint n;
 
-  if (self->unsupported_run >= UNSUPPORTED_LIMIT) {
-    GST_ELEMENT_ERROR (self, STREAM, CODEC_NOT_FOUND,
-        ("The stream uses a packet structure this element does not support "
-            "(%u consecutive unsupported packets, such as H.265 PACI, H.264 "
-            "interleaved mode or reserved NAL unit types)",
-            self->unsupported_run), (NULL));
-    return FALSE;
-  }
-  return TRUE;
+  urtp_sock_unwake (&self->sock);
+  while ((n = urtp_sock_recv (&self->sock, &self->rx, 0)) > 0)
+    dropped += (guint64) n;
+  GST_DEBUG_OBJECT (self, "resumed: dropped %" G_GUINT64_FORMAT " datagrams "
+      "received while paused", dropped);
+  urtp_recvstream_resync (self->stream, dropped);
 }
 
 static GstFlowReturn
 gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 {
   GstUvgRtpSrc *self = GST_UVGRTP_SRC (psrc);
-  gboolean caps_changed;
-  guint64 timeout_ns;
-  gint64 now, latency_us, wait_us;
-  guint64 deadline;
-  urtp_au_t au;
+  GstClockTime now, base;
+  guint64 timeout_ns, deadline;
+  gint64 wait_ns;
+  urtp_frame_t f;
   gint n;
 
   if (self->last_packet_us == 0)
     self->last_packet_us = g_get_monotonic_time ();
 
   for (;;) {
-    GstBuffer *buf = NULL;
-
     if (g_atomic_int_get (&self->flushing))
       return GST_FLOW_FLUSHING;
-
-    /* a caps change applies from the next access unit out */
-    GST_OBJECT_LOCK (self);
-    caps_changed = self->caps_changed;
-    GST_OBJECT_UNLOCK (self);
-    if (caps_changed && !apply_caps_change (self))
+    if (g_atomic_int_get (&self->caps_changed) && !apply_caps_change (self))
       return GST_FLOW_ERROR;
+    if (g_atomic_int_compare_and_exchange (&self->resume, TRUE, FALSE))
+      flush_after_pause (self);
 
-    GST_OBJECT_LOCK (self);
-    while (!buf && urtp_depay_pop (self->depay, &au))
-      buf = make_buffer (self, &au);
-    timeout_ns = self->timeout;
-    latency_us = (gint64) self->latency * 1000;
-    GST_OBJECT_UNLOCK (self);
-    if (buf) {
-      *outbuf = buf;
+    if (urtp_recvstream_pop (self->stream, &f)) {
+      *outbuf = make_buffer (self, &f);
       return GST_FLOW_OK;
     }
+    post_events (self);
+    if (self->unsupported_run >= UNSUPPORTED_LIMIT)
+      goto unsupported;
     if (self->draining)
       return GST_FLOW_EOS;
 
     if (g_atomic_int_get (&self->eos)) {
       /* Take what the kernel already holds, a batch at a time so that the
-       * depayloader's queue is emptied in between, then finish. */
+       * stream's queue is emptied in between, then finish. */
       urtp_sock_unwake (&self->sock);
       n = urtp_sock_recv (&self->sock, &self->rx, 0);
       if (n > 0) {
-        if (!push_batch (self, n, g_get_monotonic_time ()))
-          return GST_FLOW_ERROR;
+        urtp_recvstream_push_rx (self->stream, &self->sock, &self->rx,
+            (size_t) n, clock_now (self, &base));
         continue;
       }
       if (n == -EINTR)
         continue;
-      GST_DEBUG_OBJECT (self, "EOS: flushing the depayloader");
-      GST_OBJECT_LOCK (self);
-      urtp_depay_flush (self->depay, true);
-      GST_OBJECT_UNLOCK (self);
+      GST_DEBUG_OBJECT (self, "EOS: flushing the stream");
+      urtp_recvstream_flush (self->stream);
       self->draining = TRUE;
       continue;
     }
 
-    /* Wait no longer than the next reorder or timeout deadline. */
-    now = g_get_monotonic_time ();
-    wait_us = -1;
+    /* Wait no longer than the stream's next deadline or the timeout. */
     GST_OBJECT_LOCK (self);
-    deadline = urtp_depay_deadline (self->depay, (guint64) latency_us);
+    timeout_ns = self->timeout;
     GST_OBJECT_UNLOCK (self);
+    now = clock_now (self, &base);
+    deadline = urtp_recvstream_deadline (self->stream);
+    wait_ns = -1;
     if (deadline != UINT64_MAX)
-      wait_us = MAX (0, (gint64) deadline - now);
+      wait_ns = deadline > now ? (gint64) (deadline - now) : 0;
     if (timeout_ns) {
-      gint64 t = MAX (0, self->last_packet_us +
-          (gint64) (timeout_ns / 1000) - now);
+      gint64 t = MAX (0, self->last_packet_us * 1000 + (gint64) timeout_ns -
+          g_get_monotonic_time () * 1000);
 
-      wait_us = wait_us < 0 ? t : MIN (wait_us, t);
+      wait_ns = wait_ns < 0 ? t : MIN (wait_ns, t);
     }
 
-    n = urtp_sock_recv (&self->sock, &self->rx,
-        wait_us < 0 ? -1 : (gint) MIN ((wait_us + 999) / 1000, G_MAXINT));
+    n = urtp_sock_recv (&self->sock, &self->rx, wait_ns < 0 ? -1 :
+        (gint) MIN ((wait_ns + GST_MSECOND - 1) / GST_MSECOND, G_MAXINT));
     if (n == -EINTR) {
       /* woken by unlock or EOS, which the loop checks; else stale */
       if (!g_atomic_int_get (&self->flushing)
@@ -1995,25 +1903,68 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
         urtp_sock_unwake (&self->sock);
       continue;
     }
-    if (n < 0) {
-      GST_ELEMENT_ERROR (self, RESOURCE, READ, (NULL),
-          ("Receive failed: %s", g_strerror (-n)));
-      return GST_FLOW_ERROR;
+    if (n < 0)
+      goto receive_failed;
+
+    now = clock_now (self, &base);
+    if (n > 0) {
+      urtp_recvstream_push_rx (self->stream, &self->sock, &self->rx,
+          (size_t) n, now);
+      self->last_packet_us = g_get_monotonic_time ();
     }
+    urtp_recvstream_expire (self->stream, now);
 
-    now = g_get_monotonic_time ();
-    if (!push_batch (self, n, now))
-      return GST_FLOW_ERROR;
-
-    if (n == 0 && timeout_ns
-        && now - self->last_packet_us >= (gint64) (timeout_ns / 1000)) {
+    if (n == 0 && timeout_ns && g_get_monotonic_time () - self->last_packet_us
+        >= (gint64) (timeout_ns / 1000)) {
       GST_DEBUG_OBJECT (self, "no packet for %" GST_TIME_FORMAT,
           GST_TIME_ARGS (timeout_ns));
       gst_element_post_message (GST_ELEMENT (self),
           gst_message_new_element (GST_OBJECT (self),
               gst_structure_new ("GstUvgRtpSrcTimeout", "timeout",
                   G_TYPE_UINT64, timeout_ns, NULL)));
-      self->last_packet_us = now;
+      self->last_packet_us = g_get_monotonic_time ();
     }
   }
+
+  /* ERRORS */
+receive_failed:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, READ, (NULL),
+        ("Receive failed: %s", g_strerror (-n)));
+    return GST_FLOW_ERROR;
+  }
+unsupported:
+  {
+    GST_ELEMENT_ERROR (self, STREAM, CODEC_NOT_FOUND,
+        ("The stream uses a packet structure this element does not support "
+            "(%u consecutive unsupported packets, such as H.265 PACI, H.264 "
+            "interleaved mode or reserved NAL unit types)",
+            self->unsupported_run), (NULL));
+    return GST_FLOW_ERROR;
+  }
+}
+
+/* A live source drops what arrives while it is paused: remember that it
+ * was playing, and flush when it plays again. */
+static GstStateChangeReturn
+gst_uvgrtp_src_change_state (GstElement * element, GstStateChange transition)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (element);
+
+  switch (transition) {
+    case GST_STATE_CHANGE_PAUSED_TO_PLAYING:
+      if (self->was_playing)
+        g_atomic_int_set (&self->resume, TRUE);
+      break;
+    case GST_STATE_CHANGE_PLAYING_TO_PAUSED:
+      self->was_playing = TRUE;
+      break;
+    case GST_STATE_CHANGE_PAUSED_TO_READY:
+      self->was_playing = FALSE;
+      g_atomic_int_set (&self->resume, FALSE);
+      break;
+    default:
+      break;
+  }
+  return GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
 }

@@ -7,8 +7,8 @@
 #include <gst/base/gstpushsrc.h>
 
 #include "urtp/codec.h"
-#include "urtp/depay.h"
 #include "urtp/net.h"
+#include "urtp/recvstream.h"
 #include "urtp/srtp.h"
 
 #include "gstuvgrtpcommon.h"
@@ -48,6 +48,8 @@ struct _GstUvgRtpSrc
   gchar *encoding_name;
   gint recv_mode;
   guint latency;
+  gint64 ssrc;                  /* -1: any */
+  guint source_timeout;         /* ms */
   gboolean wait_for_keyframe;
   gint loss_policy;
   guint max_au_size;
@@ -57,44 +59,32 @@ struct _GstUvgRtpSrc
   guint replay_window_size;
   GstUvgRtpZrtpSettings zrtp;
 
-  /* streaming state */
+  /* set in start(), cleared in stop(), under the object lock; used by the
+   * streaming thread in between */
   gboolean opened;
   urtp_sock_t sock;
   urtp_rx_t rx;
-  urtp_depay_t *depay;
-  urtp_srtp_t srtp;             /* session NULL without SRTP; object lock */
-  /* ZRTP (object lock): the endpoint, set in start() and kept after stop()
-   * for the properties; with zrtp, srtp holds the peer's key once agreed */
-  GstUvgRtpZrtpCtl *zrtp_ctl;
-  gboolean zrtp_on;
-  gboolean zrtp_allow_clear;
-  gint zrtp_serial;             /* of the keys in srtp */
-  gboolean zrtp_had_keys;       /* keys were in place before in this run */
-  guint64 zrtp_dropped;         /* clear datagrams dropped: no keys yet */
-  guint64 zrtp_received_clear;  /* clear datagrams passed (allow-clear) */
+  urtp_recvstream_t *stream;    /* stats: urtp_recvstream_stats(), any thread */
   GstUvgRtpSrcSession session;
-  gboolean caps_changed;        /* caps property set while running */
-  gboolean send_params;         /* put parameter sets before the next AU */
-  gboolean discont;             /* mark the next AU discontinuous */
-  urtp_depay_stats_t stats_base;        /* counters of replaced depayloaders */
-  guint64 rx_syscalls, rx_truncated;    /* copies readable under the lock */
-  uint64_t last_dropped, last_lost;
+  /* ZRTP: the endpoint, set in start() and kept after stop() for the
+   * properties (object lock) */
+  GstUvgRtpZrtpCtl *zrtp_ctl;
+
+  /* streaming thread */
+  gboolean have_clock;          /* the last arrival was on the pipeline clock */
+  gint64 last_packet_us;        /* monotonic, for the timeout message */
   guint unsupported_run;        /* consecutive unsupported packets */
+  guint64 last_unsupported, last_packets;
+  guint64 warned_drops;         /* kernel drops already warned about */
+  gint64 last_drop_warning;
+  gboolean draining;
 
-  /* timing, in monotonic microseconds */
-  gint64 last_packet_us;
-
-  /* timestamps */
-  gboolean have_anchor;
-  GstClockTime anchor;          /* running time of the first packet */
-  gboolean have_first_ts;
-  guint32 first_ts;
-  gint64 last_ext_ts;
-
-  /* flags touched from other threads */
+  /* set from other threads (atomics) */
+  gint caps_changed;            /* caps property set while running */
   gint flushing;
   gint eos;
-  gboolean draining;
+  gint resume;                  /* PAUSED -> PLAYING after PLAYING: flush */
+  gboolean was_playing;         /* state-change thread */
 
   /* last statistics, kept for reading after stop */
   GstStructure *last_stats;

@@ -42,6 +42,12 @@ GType gst_uvgrtp_srtp_auth_get_type (void);
 gboolean gst_uvgrtp_srtp_open (GstElement * element, urtp_srtp_t * ctx,
     urtp_srtp_dir_t dir, const gchar * key_hex, GstUvgRtpSrtpCipher cipher,
     GstUvgRtpSrtpAuth auth, guint32 ssrc, guint replay_window);
+/* The same checks, giving the configuration instead of a context: *cfg
+ * points into key (wipe it after use); *enabled is FALSE without a key. */
+gboolean gst_uvgrtp_srtp_config (GstElement * element, const gchar * key_hex,
+    GstUvgRtpSrtpCipher cipher, GstUvgRtpSrtpAuth auth, urtp_srtp_dir_t dir,
+    guint32 ssrc, guint replay_window, urtp_srtp_config_t * cfg,
+    guint8 key[URTP_SRTP_MAX_KEY_LEN], gboolean * enabled);
 /* Frees ctx; safe on a zeroed one. */
 void gst_uvgrtp_srtp_close (urtp_srtp_t * ctx);
 /* Overwrites a string holding key material, then frees it. */

@@ -68,6 +68,26 @@ bool urtp_h26x_is_keyframe(const urtp_h26x_desc_t *d, unsigned type)
   }
 }
 
+bool urtp_h26x_starts_au(const urtp_h26x_desc_t *d, unsigned type, const uint8_t *body,
+                         size_t len)
+{
+  /* a slice: the first bit of its header says whether it is the picture's
+   * first (H.264 first_mb_in_slice == 0 as ue(v) is a single 1 bit; H.265
+   * first_slice_segment_in_pic_flag; H.266 sh_picture_header_in_slice_header_flag) */
+  if (urtp_h26x_is_vcl(d, type))
+    return len > 0 && (body[0] & 0x80);
+  switch (d->codec) {
+  case URTP_CODEC_H264: /* SEI, SPS, PPS, AUD, prefix NAL, subset SPS */
+    return type == 6 || type == 7 || type == 8 || type == 9 || type == 14 || type == 15;
+  case URTP_CODEC_H265: /* VPS, SPS, PPS, AUD, prefix SEI */
+    return (type >= 32 && type <= 35) || type == 39;
+  case URTP_CODEC_H266: /* OPI, DCI, VPS, SPS, PPS, prefix APS, PH, AUD, prefix SEI */
+    return (type >= 12 && type <= 17) || type == 19 || type == 20 || type == 23;
+  default:
+    return false;
+  }
+}
+
 uint32_t urtp_codec_clock_rate(urtp_codec_t codec)
 {
   return codec == URTP_CODEC_OPUS ? 48000 : 90000;

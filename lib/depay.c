@@ -168,6 +168,7 @@ struct urtp_depay {
   bool oversize;
   bool discard;     /* doomed (oversize, or damaged under DROP_AU): write nothing */
   bool discont;     /* for the AU in progress or the next one */
+  bool restarted;   /* the next AU is the first after urtp_depay_restart() */
   bool need_key;
 
   /* fragmentation unit in progress */
@@ -658,6 +659,34 @@ static void opus_packet(urtp_depay_t *d, const urtp_rtp_pkt_t *p, uint64_t seq)
   enqueue(d, &au);
 }
 
+/* Whether the packet's first NAL unit may begin an access unit (codec.h):
+ * a parameter set, an AUD, or a picture's first slice; an FU only with its
+ * start. */
+static bool packet_starts_au(const urtp_depay_t *d, const urtp_rtp_pkt_t *p)
+{
+  const urtp_h26x_desc_t *desc = d->desc;
+  const uint8_t *pl = p->payload;
+  size_t n = p->payload_len, hl = desc->hdr_len, off = hl, donl = d->cfg.donl ? 2 : 0;
+  if (n < hl)
+    return false;
+  unsigned type = urtp_h26x_type(desc, pl);
+  if (type == desc->ap_type) {
+    off += donl + 2;
+    if (n < off + hl)
+      return false;
+    type = urtp_h26x_type(desc, pl + off);
+    off += hl;
+  } else if (type == desc->fu_type) {
+    if (n < hl + 1 || !(pl[hl] & 0x80))
+      return false;
+    type = pl[hl] & desc->fu_type_mask;
+    off = hl + 1 + donl;
+  } else {
+    off += donl;
+  }
+  return off <= n && urtp_h26x_starts_au(desc, type, pl + off, n - off);
+}
+
 /* urtp_reorder's callback: one packet, in order. */
 static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t seq,
                       uint64_t lost_before)
@@ -696,6 +725,14 @@ static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t seq,
     start_au(d, p->hdr.ts, p->hdr.ssrc, seq);
     /* Fragments without a start are expected only after a loss. */
     d->skip = gap ? SKIP_UNCOUNTED : SKIP_NONE;
+    if (d->restarted) {
+      /* The first access unit after a restart is whole only if it starts
+       * here: the stream may have been joined in the middle of one. */
+      d->restarted = false;
+      d->skip = SKIP_UNCOUNTED;
+      if (!packet_starts_au(d, p))
+        mark_damaged(d);
+    }
     if (gap) {
       d->discont = true;
       /* Sequence numbers cannot tell a whole lost AU from the lost head of
@@ -810,7 +847,7 @@ void urtp_depay_restart(urtp_depay_t *d)
   d->discont = true;
   /* whatever FU was open belongs to the old numbering */
   d->fu_open = false;
-  d->skip = SKIP_UNCOUNTED;
+  d->restarted = d->desc != NULL;
   d->stats.seq = d->ro.stats;
 }
 

@@ -69,10 +69,16 @@ uint64_t urtp_timing_map(urtp_timing_t *t, uint32_t rtp_ts, uint64_t arrival, bo
   if (t->first_window && t->skew - t->win_min > URTP_TIMING_DEAD_BAND)
     t->skew = t->win_min;
   if (arrival - t->win_start >= t->window) {
-    int64_t d = t->win_min - t->skew;
+    /* Down at once (transit got shorter: no access unit may be presented
+     * later than it arrives), up only as far as the last two windows agree
+     * (a sender that stalls for one window is not drift). */
+    int64_t est = t->win_min > t->prev_win_min && !t->first_window ? t->prev_win_min
+                                                                    : t->win_min;
+    int64_t d = est - t->skew;
     if (!t->first_window && (d > URTP_TIMING_DEAD_BAND || d < -URTP_TIMING_DEAD_BAND))
       t->skew += d / 2;
     t->first_window = false;
+    t->prev_win_min = t->win_min;
     t->win_min = delta;
     t->win_start = arrival;
   }

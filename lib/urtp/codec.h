@@ -71,6 +71,13 @@ bool urtp_h26x_is_param_set(const urtp_h26x_desc_t *d, unsigned type);
 /* Random access point: IDR (H.264), IRAP 16..23 (H.265), IDR/CRA/GDR 7..10 (H.266). */
 bool urtp_h26x_is_keyframe(const urtp_h26x_desc_t *d, unsigned type);
 
+/* Whether a NAL unit of this type, whose payload after the NAL header
+ * begins with body[0..len), may begin an access unit: a parameter set,
+ * AUD, prefix SEI or picture header, or the first slice of a picture.
+ * A slice that is not its picture's first cannot. */
+bool urtp_h26x_starts_au(const urtp_h26x_desc_t *d, unsigned type, const uint8_t *body,
+                         size_t len);
+
 /* RTP clock rate: 90000, or 48000 for Opus. */
 uint32_t urtp_codec_clock_rate(urtp_codec_t codec);
 /* SDP encoding name: "H264", "H265", "H266", "OPUS". */

@@ -21,9 +21,11 @@
  *  - RTP timestamps are extended to 64 bits, each to the value nearest the
  *    previous one: wrap-around and B-frame order come out right.
  *  - Within the first window skew is the minimum seen so far; after it,
- *    each window's minimum moves skew half of the way, so that a sender
- *    clock a constant rate off (100 ppm: 0.36 s an hour) is followed
- *    without the output drifting from the arrivals. skew moves only when
+ *    each window's minimum moves skew half of the way (upwards only as far
+ *    as the window before agrees, so that one slow window of a stalling
+ *    sender is not taken for drift), so that a sender clock a constant
+ *    rate off (100 ppm: 0.36 s an hour) is followed without the output
+ *    drifting from the arrivals. skew moves only when
  *    the estimate is more than URTP_TIMING_DEAD_BAND away: in between, the
  *    presentation times keep the exact distances of the RTP timestamps,
  *    and jitter does not shake them. An access unit is presented no later
@@ -56,6 +58,7 @@ typedef struct urtp_timing {
   int64_t last_ext;
   int64_t skew;             /* ns */
   int64_t win_min;          /* smallest delta of the window */
+  int64_t prev_win_min;     /* ... of the window before */
   uint64_t win_start;
   bool first_window;
   uint64_t resets;          /* re-anchorings after the first mapping */

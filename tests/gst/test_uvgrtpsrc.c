@@ -352,6 +352,10 @@ make_nal (gboolean h265, guint type, gsize len, guint8 seed)
   }
   for (i = 0; i < len; i++)
     n[hl + i] = (guint8) (1 + (seed + i * 7) % 251);
+  /* slices: first_slice_segment_in_pic_flag / first_mb_in_slice 0, as a
+   * picture's first slice has (what a receiver joining a stream looks for) */
+  if (len > 0 && (h265 ? type <= 31 : type >= 1 && type <= 5))
+    n[hl] |= 0x80;
   return g_bytes_new_take (n, hl + len);
 }
 
@@ -681,7 +685,10 @@ GST_START_TEST (test_garbage)
   check_same_slices (rec.enc, out, FALSE);
   fail_unless_equals_uint64 (stat (recv, "packets"), valid);
   fail_unless_equals_uint64 (stat (recv, "malformed"), malformed);
-  fail_unless_equals_uint64 (stat (recv, "foreign"), foreign);
+  /* another SSRC's packets are kept for a while, in case it is a new
+   * source on probation, then dropped as foreign */
+  fail_unless_equals_uint64 (stat (recv, "foreign") + stat (recv, "held") +
+      stat (recv, "held-dropped"), foreign);
   fail_unless_equals_uint64 (stat (recv, "duplicates"), dups);
   fail_unless_equals_uint64 (stat (recv, "reordered"), swaps);
   fail_unless_equals_uint64 (stat (recv, "lost"), 0);
@@ -1294,6 +1301,8 @@ make_nal266 (guint type, gsize len, guint8 seed)
   n[1] = (guint8) (type << 3 | 1);      /* TID 1 */
   for (i = 0; i < len; i++)
     n[2 + i] = (guint8) (1 + (seed + i * 7) % 251);
+  if (len > 0 && type <= 11)
+    n[2] |= 0x80;               /* sh_picture_header_in_slice_header_flag */
   return g_bytes_new_take (n, 2 + len);
 }
 
@@ -1322,7 +1331,10 @@ GST_START_TEST (test_sprop_h266)
       "sprop-pps=(string)\\\"%s\\\"\" ! " SINK ("out"), b[0], b[1], b[2], b[3]);
   recv = start_receiver (desc, &port);
   g_free (desc);
+  /* a new source is believed from its second packet in sequence on
+   * (RFC 3550 A.1 probation); the first is kept, not lost */
   send_single_au (fd, port, nal[4], 1, 0);
+  send_single_au (fd, port, nal[4], 2, 3000);
 
   a = annexb (nal, 5);
   buf = pull_one (recv);
@@ -1414,40 +1426,50 @@ GST_END_TEST;
 
 GST_START_TEST (test_timestamps)
 {
-  /* RTP timestamp offsets in frames of 3000 ticks, in decoding order */
-  static const gint order[] = { 0, 3, 1, 2, 6, 4, 5, 7, 8 };
+  /* RTP timestamp offsets in frames of 3000 ticks, in decoding order, sent
+   * in real time (one frame period apart), as an encoder with B-frames
+   * does */
+  static const gint order[] = { 0, 3, 1, 2, 6, 4, 5, 9, 7, 8, 10, 11 };
   const guint32 base = 0xffffffffu - 4 * 3000u; /* wraps at frame 5 */
   GstElement *recv;
-  GstBuffer *b, *head = NULL;
+  GstBuffer *b, *ref = NULL;
   int fd = udp_socket ();
   gint port;
   guint i;
 
   recv = start_receiver ("uvgrtpsrc name=src address=127.0.0.1 port=0 "
       "encoding-name=H265 ! " SINK ("out"), &port);
+  /* presentation times before running time 0 would be clipped */
+  g_usleep (G_USEC_PER_SEC / 5);
   for (i = 0; i < G_N_ELEMENTS (order); i++) {
     GBytes *nal = make_nal (TRUE, i == 0 ? 19 : 1, 100, (guint8) i);
 
     send_single_au (fd, port, nal, (guint16) (65530 + i),
         base + (guint32) order[i] * 3000u);
     g_bytes_unref (nal);
+    g_usleep (G_USEC_PER_SEC / 30);
   }
   for (i = 0; i < G_N_ELEMENTS (order); i++) {
     b = pull_one (recv);
     fail_unless (GST_BUFFER_PTS_IS_VALID (b));
     fail_if (GST_BUFFER_DTS_IS_VALID (b));
-    if (i == 0) {
-      head = b;
-      fail_if (GST_BUFFER_FLAG_IS_SET (b, GST_BUFFER_FLAG_DELTA_UNIT));
-      continue;
-    }
-    fail_unless (GST_BUFFER_FLAG_IS_SET (b, GST_BUFFER_FLAG_DELTA_UNIT));
-    fail_unless_equals_uint64 (GST_BUFFER_PTS (b) - GST_BUFFER_PTS (head),
-        gst_util_uint64_scale (order[i] * 3000, GST_SECOND, 90000));
+    fail_unless_equals_int (GST_BUFFER_FLAG_IS_SET (b,
+            GST_BUFFER_FLAG_DELTA_UNIT), i != 0);
+    /* The first forward reference (in decoding order) shows how far ahead
+     * of their presentation frames are sent; from it on, presentation
+     * times keep the RTP timestamps' exact distances (the clock drift
+     * estimate moves only past a dead band). */
+    if (i == 1)
+      ref = gst_buffer_ref (b);
+    if (i >= 1)
+      fail_unless_equals_uint64 (GST_BUFFER_PTS (b) - GST_BUFFER_PTS (ref) +
+          gst_util_uint64_scale (order[1] * 3000, GST_SECOND, 90000),
+          gst_util_uint64_scale (order[i] * 3000, GST_SECOND, 90000));
     gst_buffer_unref (b);
   }
-  gst_buffer_unref (head);
+  gst_buffer_unref (ref);
   fail_unless_equals_uint64 (stat (recv, "lost"), 0);
+  fail_unless_equals_uint64 (stat (recv, "timing-resets"), 0);
   stop_pipeline (recv);
   close (fd);
 }

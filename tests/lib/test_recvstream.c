@@ -52,6 +52,8 @@ static void add_nal(au_t *a, unsigned type, size_t len)
   p[1] = 1;
   for (size_t i = 2; i < len; i++)
     p[i] = (uint8_t)(1 + tap_rand(&rng) % 255);
+  if (type <= 31)
+    p[2] |= 0x80;   /* first_slice_segment_in_pic_flag: one slice a picture */
   a->nals[a->n].data = p;
   a->nals[a->n].len = len;
   a->n++;
@@ -453,8 +455,9 @@ static void test_keyframe_anchor(void)
 }
 
 /* After a pause the caller drops what queued meanwhile and resyncs: no
- * loss is counted, the next access unit is flagged, presentation carries
- * on from the arrivals. */
+ * loss is counted, the next whole access unit comes out flagged, and one
+ * whose head was among what was dropped does not come out at all;
+ * presentation carries on from the arrivals. */
 static void test_resync(void)
 {
   urtp_recvstream_t *r = mkstream(NULL);
@@ -466,19 +469,29 @@ static void test_resync(void)
   for (int i = 0; i < 40; i++) {
     make_au(&a[i], i, 10);
     sender_au(&s, &a[i], i);
+    uint64_t t = SEC + (uint64_t)i * SEC / 30;
     if (i == 10)
       urtp_recvstream_resync(r, 10);
     if (i >= 10 && i < 20)
       continue;   /* "paused": never read */
-    deliver(r, &s, SEC + (uint64_t)i * SEC / 30);
+    if (i == 20) {
+      /* only the tail of this one: its head went with the pause */
+      REQUIRE(s.ndg > 2);
+      for (size_t k = s.ndg / 2; k < s.ndg; k++)
+        urtp_recvstream_push_one(r, s.dg[k], s.dg_len[k], NULL, t);
+      drain(r);
+      continue;
+    }
+    deliver(r, &s, t);
   }
-  CHECK_EQ(nframes, 30);
+  CHECK_EQ(nframes, 29);
   CHECK(frames[10].flags & URTP_FRAME_DISCONT);
-  CHECK(memcmp(frames[10].data, a[20].annexb, a[20].annexb_len) == 0);
-  CHECK(llabs((int64_t)frames[10].pts - (int64_t)(SEC + 20 * SEC / 30)) <= 1);
+  CHECK(memcmp(frames[10].data, a[21].annexb, a[21].annexb_len) == 0);
+  CHECK(llabs((int64_t)frames[10].pts - (int64_t)(SEC + 21 * SEC / 30)) <= 1);
   urtp_recvstream_stats_t st;
   urtp_recvstream_stats(r, &st);
   CHECK_EQ(st.depay.seq.lost, 0);
+  CHECK_EQ(st.depay.dropped_aus, 1);
   CHECK_EQ(st.flushed, 10);
   sender_free(&s);
   urtp_recvstream_free(r);
