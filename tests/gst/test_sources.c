@@ -39,12 +39,12 @@ launch (const gchar * desc)
   return p;
 }
 
+/* Changes the state without waiting for it to complete: a receiver only
+ * prerolls once a buffer arrives. */
 static void
 set_state (GstElement * p, GstState s)
 {
   fail_if (gst_element_set_state (p, s) == GST_STATE_CHANGE_FAILURE);
-  fail_if (gst_element_get_state (p, NULL, NULL, 10 * GST_SECOND) ==
-      GST_STATE_CHANGE_FAILURE);
 }
 
 static void
@@ -174,9 +174,9 @@ count_gen (Recorder * r, guint gen)
  * EARLY before its timestamp and no later than the latency (plus slack)
  * after it, on the pipeline clock. */
 static void
-check_on_time (Recorder * got, guint from, const gchar * what)
+check_on_time_range (Recorder * got, guint from, guint to, const gchar * what)
 {
-  for (guint i = from; i < got->recs->len; i++) {
+  for (guint i = from; i < to; i++) {
     Rec *g = &g_array_index (got->recs, Rec, i);
 
     fail_unless (GST_CLOCK_TIME_IS_VALID (g->pts), "%s: buffer %u has no "
@@ -191,6 +191,12 @@ check_on_time (Recorder * got, guint from, const gchar * what)
         GST_TIME_ARGS (g->rt - g->pts), GST_TIME_ARGS (g->pts),
         GST_TIME_ARGS (g->rt));
   }
+}
+
+static void
+check_on_time (Recorder * got, guint from, const gchar * what)
+{
+  check_on_time_range (got, from, got->recs->len, what);
 }
 
 static guint64
@@ -678,17 +684,19 @@ GST_START_TEST (test_pause_resume)
 
   fail_unless (before >= 20);
   fail_unless (got.recs->len > before + 30);
-  check_on_time (&got, 0, "before the pause");
-  /* what the decoder needs first (the next key frame) may come a moment
-   * after the resume; from there on all on time */
+  check_on_time_range (&got, 0, before, "before the pause");
+  /* A buffer made as the pipeline paused is pushed when it plays again,
+   * with the timestamp it got then (GstBaseSrc's live semantics): skip
+   * what came out in the first moment after the resume. */
   after = before;
-  while (after < got.recs->len && !g_array_index (got.recs, Rec, after).key)
+  while (after < got.recs->len && g_array_index (got.recs, Rec, after).rt <
+      g_array_index (got.recs, Rec, before).rt + 100 * GST_MSECOND)
     after++;
-  check_on_time (&got, before, "after the pause");
+  fail_unless (got.recs->len - after > 30);
+  check_on_time (&got, after, "after the pause");
   fail_unless (stat (recv, "flushed") > 0);
   stop (recv);
   recorder_clear (&got);
-  (void) after;
 }
 
 GST_END_TEST;
