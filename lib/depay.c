@@ -453,7 +453,12 @@ static void finish_au(urtp_depay_t *d, bool no_marker)
 /* ---- payload formats ---- */
 
 /* Outcome of one packet's payload. */
-enum { PKT_OK, PKT_BAD, PKT_SKIPPED };
+enum {
+  PKT_OK,
+  PKT_BAD,        /* malformed: counted, and its NAL unit lost */
+  PKT_BAD_QUIET,  /* malformed, already counted and dealt with */
+  PKT_SKIPPED,    /* part of a NAL unit already given up */
+};
 
 /* Returns false if malformed. */
 static bool single_nal(urtp_depay_t *d, const uint8_t *pl, size_t n)
@@ -547,19 +552,20 @@ static int fragment(urtp_depay_t *d, const uint8_t *pl, size_t n)
   }
 
   if (!d->fu_open) {
-    if (d->skip == SKIP_NONE) {
-      /* A fragment of nothing, with no loss to explain it: malformed, and
-       * so is the NAL unit it belongs to; its other fragments go quietly. */
-      d->stats.malformed++;
+    /* A fragment of nothing, with no loss to explain it: malformed (the
+     * packet counts there, once), and so is the NAL unit it belongs to;
+     * its other fragments go quietly. */
+    bool bad = d->skip == SKIP_NONE;
+    if (bad) {
       mark_damaged(d);
     } else if (d->skip == SKIP_UNCOUNTED || d->skip_type != type) {
-      /* The rest of a NAL unit whose start was lost. */
+      /* the rest of a NAL unit whose start was lost */
       d->stats.dropped_nals++;
       mark_damaged(d);
     }
     d->skip = e ? SKIP_NONE : SKIP_COUNTED;
     d->skip_type = type;
-    return PKT_SKIPPED;
+    return bad ? PKT_BAD_QUIET : PKT_SKIPPED;
   }
   if (type != d->fu_type) {
     drop_fu(d);
@@ -600,6 +606,8 @@ static void h26x_packet(urtp_depay_t *d, const urtp_rtp_pkt_t *p)
   }
   if (r == PKT_BAD)
     malformed(d);
+  if (r == PKT_BAD_QUIET)
+    d->stats.malformed++;
   if (r == PKT_SKIPPED)
     d->stats.skipped++;
   if (r != PKT_OK)

@@ -136,6 +136,7 @@ static void publish(urtp_recvstream_t *r)
   st->source = r->src.stats;
   st->depay = r->depay_base;
   depay_stats_add(&st->depay, urtp_depay_stats(r->depay));
+  st->waiting = urtp_depay_pending(r->depay);
   st->skew = r->timing.skew;
   st->have_source = urtp_source_current(&r->src, &st->ssrc);
   pthread_mutex_lock(&r->snap_lock);

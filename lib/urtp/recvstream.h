@@ -112,7 +112,9 @@ typedef struct urtp_recvstream_stats {
    * ZRTP has no keys), srtp.auth_fail / srtp.replay / srtp.other,
    * malformed_rtp (not RTP), wrong_pt, source.foreign / source.stray /
    * source.held_dropped / source.pending, or the reorder window's
-   * delivered / duplicates / late (and pending in it). */
+   * delivered / duplicates / late / waiting; except that a packet too
+   * large for a reorder slot that had to wait is counted only as the
+   * sequence number it leaves lost. */
   uint64_t datagrams;
   uint64_t zrtp;
   uint64_t zrtp_dropped;
@@ -122,6 +124,7 @@ typedef struct urtp_recvstream_stats {
   urtp_srtp_stats_t srtp;
   urtp_source_stats_t source;
   urtp_depay_stats_t depay; /* packets, access units, loss, reordering */
+  uint64_t waiting;         /* packets waiting in the reorder window */
   uint64_t frames;          /* popped */
   uint64_t timing_resets;   /* the mapping re-anchored on a timestamp jump */
   int64_t skew;             /* ns: the current transit delay estimate */

@@ -980,6 +980,107 @@ static void ep_seeds(void)
   ep_seed("duplex", 8, false, ep_duplex);
 }
 
+/* ---- recvstream (fuzz_recvstream.c) ---- */
+
+/* A packet of sender `who`: sequence step, timestamp step (frames),
+ * marker, and an H.26x payload of 8 * len8 bytes: a NAL header of the
+ * codec's type 1 slice (a picture's first), then filler. */
+static void rs_pkt(buf_t *b, int codec, unsigned who, int step, int ts_step, bool marker,
+                   unsigned len8)
+{
+  put8(b, who & 3);
+  put8(b, (uint8_t)(int8_t)step);
+  put8(b, (uint8_t)(int8_t)ts_step);
+  put8(b, (marker ? 0x80 : 0) | (len8 & 0x7f));
+  size_t n = len8 * 8, i = 0;
+  if (codec == H264) {
+    put8(b, 0x41);
+    put8(b, 0x9a);
+    i = 2;
+  } else if (codec == H265) {
+    put8(b, 1 << 1);
+    put8(b, 1);
+    put8(b, 0xaf);
+    i = 3;
+  } else if (codec == H266) {
+    put8(b, 0);
+    put8(b, 1);
+    put8(b, 0x80);
+    i = 3;
+  }
+  for (; i < n; i++)
+    put8(b, (uint8_t)(0x11 + i));
+}
+
+static void rs_time(buf_t *b, unsigned ms)
+{
+  put8(b, 0x41);
+  put8(b, ms);
+}
+
+/* n pictures of one packet each from `who`, 33 ms apart. */
+static void rs_run(buf_t *b, int codec, unsigned who, unsigned n)
+{
+  for (unsigned i = 0; i < n; i++) {
+    rs_pkt(b, codec, who, 1, 1, true, 4);
+    rs_time(b, 33);
+    put8(b, 0x45);
+  }
+}
+
+static void recvstream_seeds(void)
+{
+  static const int codecs[] = { H264, H265, H266, OPUS };
+  static const char *names[] = { "h264", "h265", "h266", "opus" };
+  for (int c = 0; c < 4; c++) {
+    char name[64];
+    buf_t b = { .n = 0 };
+    /* a sender, then another SSRC: takeover after the timeout */
+    put8(&b, (uint8_t)codecs[c]);
+    rs_run(&b, codecs[c], 0, 20);
+    rs_run(&b, codecs[c], 1, 5);
+    rs_time(&b, 250);
+    put8(&b, 0x42);
+    rs_run(&b, codecs[c], 1, 10);
+    snprintf(name, sizeof name, "%s-restart", names[c]);
+    write_file("recvstream", name, &b);
+
+    /* a stray jump, a confirmed jump, reordering, a resync */
+    b.n = 0;
+    put8(&b, (uint8_t)(codecs[c] | 0x20));
+    rs_run(&b, codecs[c], 0, 5);
+    rs_pkt(&b, codecs[c], 0, -128, 1, true, 4);
+    rs_pkt(&b, codecs[c], 0, -127, 1, true, 4);
+    rs_run(&b, codecs[c], 0, 5);
+    rs_pkt(&b, codecs[c], 0, -128, 40, true, 4);
+    rs_run(&b, codecs[c], 0, 5);
+    rs_pkt(&b, codecs[c], 0, 2, 1, true, 4);
+    rs_pkt(&b, codecs[c], 0, -1, -1, true, 4);
+    rs_pkt(&b, codecs[c], 0, 2, 2, true, 4);
+    put8(&b, 0x43);
+    put8(&b, 9);
+    rs_run(&b, codecs[c], 0, 5);
+    snprintf(name, sizeof name, "%s-jumps", names[c]);
+    write_file("recvstream", name, &b);
+  }
+
+  /* strangers: a raw datagram that looks like RTP, interleaved senders,
+   * a pinned SSRC with others around, fragments across a long silence */
+  buf_t b = { .n = 0 };
+  put8(&b, H265 | 0x10);
+  put8(&b, 0x40);
+  put16(&b, 14);
+  static const uint8_t stray[14] = { 0x80, 96, 0, 1, 0, 0, 0, 1, 0xde, 0xad, 0xbe, 0xef, 2, 1 };
+  put(&b, stray, sizeof stray);
+  for (unsigned i = 0; i < 30; i++) {
+    rs_pkt(&b, H265, i % 3, 1, 1, true, 2);
+    rs_time(&b, 11);
+  }
+  put8(&b, 0x46);
+  rs_run(&b, H265, 2, 5);
+  write_file("recvstream", "h265-strangers-pinned", &b);
+}
+
 int main(int argc, char **argv)
 {
   if (argc != 2) {
@@ -997,5 +1098,6 @@ int main(int argc, char **argv)
   opus();
   malformed();
   ep_seeds();
+  recvstream_seeds();
   return 0;
 }

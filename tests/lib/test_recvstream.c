@@ -176,7 +176,8 @@ static uint64_t accounted(urtp_recvstream_t *r)
   const urtp_reorder_stats_t *q = &st.depay.seq;
   return st.zrtp + st.zrtp_dropped + st.srtp.auth_fail + st.srtp.replay + st.srtp.other +
          st.malformed_rtp + st.wrong_pt + st.source.foreign + st.source.stray +
-         st.source.held_dropped + st.source.pending + q->delivered + q->duplicates + q->late;
+         st.source.held_dropped + st.source.pending + q->delivered + q->duplicates + q->late +
+         st.waiting;
 }
 
 /* ---- tests ---- */
