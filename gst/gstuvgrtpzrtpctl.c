@@ -247,10 +247,6 @@ static const gchar *const prop_names[GST_UVGRTP_ZRTP_N_PROPS] = {
 };
 #endif
 
-/* Every read-only property: what a state change may touch. */
-#define NOTIFY_INFO (((1u << GST_UVGRTP_ZRTP_N_PROPS) - 1) & \
-    ~((1u << GST_UVGRTP_ZRTP_PROP_STATE) - 1))
-
 void
 gst_uvgrtp_zrtp_settings_init (GstUvgRtpZrtpSettings * s)
 {
@@ -644,6 +640,7 @@ addr_len (const struct sockaddr_storage *a)
       sizeof (struct sockaddr_in6) : sizeof (struct sockaddr_in);
 }
 
+/* Every read-only property: what a state change may touch. */
 static void
 notify_info (GstUvgRtpZrtpCtl * ctl)
 {

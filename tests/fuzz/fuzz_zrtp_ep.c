@@ -258,11 +258,12 @@ static void deliver(int as)
   int src = as >= 0 ? as : p.from_addr;
   const struct sockaddr *from = src < NADDR ? (const struct sockaddr *)&g->addr[src] : NULL;
 
-  /* the binding: from elsewhere than the bound, alive peer of a SECURE
-   * endpoint, nothing changes */
+  /* the binding: ZRTP from elsewhere than the bound, alive peer of a
+   * SECURE endpoint changes nothing (what is not ZRTP at all, damaged on
+   * the way, is counted as bad first) */
   urtp_zrtp_ep_peer_t peer;
   urtp_zrtp_ep_get_peer(d->ep, &peer);
-  bool guarded = from && peer.have_addr && peer.alive && urtp_zrtp_ep_is_secure(d->ep) &&
+  bool guarded = from && urtp_zrtp_is_zrtp(p.buf, p.len) && peer.have_addr && peer.alive && urtp_zrtp_ep_is_secure(d->ep) &&
                  addr_index((const struct sockaddr *)&peer.addr) != src;
   int serial = urtp_zrtp_ep_serial(d->ep);
   urtp_zrtp_keys_t before, after;

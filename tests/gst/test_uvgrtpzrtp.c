@@ -705,7 +705,10 @@ classify_rtp (GPtrArray * pkts, Side * sender, gsize tag_len)
       continue;
     }
     p = g_bytes_get_data (pb, &plen);
-    if (len >= plen && plen > 12 && memcmp (d + 12, p + 12, plen - 12) == 0)
+    /* by length first: an SRTP packet whose payload is short (an H.264
+     * access unit delimiter has 2 bytes) matches its plaintext by chance
+     * once in 65536 */
+    if (len == plen && plen > 12 && memcmp (d + 12, p + 12, plen - 12) == 0)
       w.clear++;
     else if (len == plen + tag_len && memcmp (d, p, 12) == 0)
       w.srtp++;
