@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <dlfcn.h>
 #include <srtp2/cipher.h>
@@ -109,11 +110,33 @@ const char *urtp_srtp_backend(void)
   return backend;
 }
 
-/* ---- process-wide initialisation ---- */
+/* ---- process-wide initialisation ----
+ *
+ * libsrtp2 keeps one crypto kernel per copy of the library, and srtp_init()
+ * takes no lock: it registers its debug modules, cipher and auth types one
+ * after the other (each after a self-test) and only then marks the kernel
+ * ready. Any other user of the same libsrtp2 (GStreamer's srtp plugin, a
+ * second copy of this library linked into the application beside the one
+ * in the plugin) may be in the middle of it at the same moment. The one
+ * that comes second finds something registered already and gets bad_param
+ * back while the kernel is not ready yet; srtp_create() then fails with
+ * init_fail until the first one is done. A later srtp_init() also returns
+ * bad_param (its debug module is there), so bad_param alone tells nothing.
+ *
+ * So readiness is judged by what counts: a trial srtp_create() with the
+ * one profile every build has. While it says init_fail, srtp_init() is
+ * called and the trial repeated, for up to INIT_WAIT_MS. Within this copy
+ * of the library everything happens under one mutex. A profile is recorded
+ * as available or not only from a definite answer of srtp_create(); a
+ * failure to get the kernel ready or to allocate is reported to the caller
+ * and tried again on the next call, never cached. */
 
-static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
-static int lib_status;                          /* 0 or -EIO */
-static int available[URTP_SRTP_PROFILE_COUNT];  /* 0 or -ENOTSUP */
+#define INIT_WAIT_MS 5000
+
+static pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool kernel_ready;                            /* under lib_lock */
+/* under lib_lock: 0 not known yet, 1 available, -ENOTSUP */
+static int profile_state[URTP_SRTP_PROFILE_COUNT];
 
 static void fill_policy(srtp_policy_t *pol, urtp_srtp_profile_t p, unsigned char *key)
 {
@@ -123,44 +146,102 @@ static void fill_policy(srtp_policy_t *pol, urtp_srtp_profile_t p, unsigned char
   pol->key = key;
 }
 
-/* A profile is available when libsrtp2 can build a session for it: its
- * cipher (GCM needs OpenSSL or NSS underneath) is in the crypto kernel. */
-static void lib_init(void)
+/* Whether libsrtp2 can build a session for p right now. */
+static srtp_err_status_t trial_create(urtp_srtp_profile_t p)
 {
-  /* A second srtp_init() in a process (after GStreamer's srtp plugin, say)
-   * fails only because libsrtp's debug module is registered already. */
-  srtp_err_status_t st = srtp_init();
-  if (st != srtp_err_status_ok && st != srtp_err_status_bad_param) {
-    lib_status = -EIO;
-    return;
-  }
   unsigned char key[URTP_SRTP_MAX_KEY_LEN] = {0};
-  for (int p = 0; p < URTP_SRTP_PROFILE_COUNT; p++) {
-    srtp_policy_t pol;
-    fill_policy(&pol, (urtp_srtp_profile_t)p, key);
-    pol.ssrc.type = ssrc_any_outbound;
-    srtp_t session = NULL;
-    if (srtp_create(&session, &pol) == srtp_err_status_ok) {
-      srtp_dealloc(session);
-      available[p] = 0;
-    } else {
-      available[p] = -ENOTSUP;
+  srtp_policy_t pol;
+  fill_policy(&pol, p, key);
+  pol.ssrc.type = ssrc_any_outbound;
+  srtp_t session = NULL;
+  srtp_err_status_t st = srtp_create(&session, &pol);
+  if (st == srtp_err_status_ok)
+    srtp_dealloc(session);
+  return st;
+}
+
+static uint64_t now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Gets the crypto kernel ready (see above). 0, -ENOMEM, or -EIO when it is
+ * still not ready after INIT_WAIT_MS or srtp_init() failed for another
+ * reason (a self-test). Called with lib_lock held. */
+static int ensure_kernel_locked(void)
+{
+  if (kernel_ready)
+    return 0;
+  uint64_t start = now_ms();
+  unsigned pause_us = 50;
+  for (;;) {
+    srtp_err_status_t st = trial_create(URTP_SRTP_AES_CM_128_HMAC_SHA1_80);
+    if (st == srtp_err_status_ok) {
+      kernel_ready = true;
+      return 0;
     }
+    if (st == srtp_err_status_alloc_fail)
+      return -ENOMEM;
+    if (st != srtp_err_status_init_fail)
+      return -EIO;
+    /* Not initialised, or someone else is half way through it. */
+    st = srtp_init();
+    if (st == srtp_err_status_ok)
+      continue;
+    if (st != srtp_err_status_bad_param)
+      return -EIO;
+    /* Someone registered first: they are done (the trial will tell) or
+     * still at it. Give them time. */
+    if (now_ms() - start >= INIT_WAIT_MS)
+      return -EIO;
+    struct timespec ts = {0, (long)pause_us * 1000};
+    nanosleep(&ts, NULL);
+    if (pause_us < 5000)
+      pause_us *= 2;
   }
 }
 
-static int lib_ready(void)
+/* 0 if p is available, -ENOTSUP if libsrtp2 lacks it, -EIO or -ENOMEM
+ * (not cached) if that cannot be told now. Called with lib_lock held. */
+static int profile_check_locked(urtp_srtp_profile_t p)
 {
-  pthread_once(&lib_once, lib_init);
-  return lib_status;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    int err = ensure_kernel_locked();
+    if (err)
+      return err;
+    if (profile_state[p])
+      return profile_state[p] > 0 ? 0 : profile_state[p];
+    srtp_err_status_t st = trial_create(p);
+    switch (st) {
+    case srtp_err_status_ok:
+      profile_state[p] = 1;
+      return 0;
+    case srtp_err_status_alloc_fail:
+      return -ENOMEM;
+    case srtp_err_status_init_fail:
+      /* someone shut libsrtp2 down (srtp_shutdown()): set it up again */
+      kernel_ready = false;
+      continue;
+    default:
+      /* its cipher or auth function is not in this libsrtp2 (GCM needs
+       * libsrtp2 built on a crypto library) */
+      profile_state[p] = -ENOTSUP;
+      return -ENOTSUP;
+    }
+  }
+  return -EIO;
 }
 
 int urtp_srtp_profile_available(urtp_srtp_profile_t p)
 {
   if (!valid_profile(p))
     return -EINVAL;
-  int err = lib_ready();
-  return err ? err : available[p];
+  pthread_mutex_lock(&lib_lock);
+  int err = profile_check_locked(p);
+  pthread_mutex_unlock(&lib_lock);
+  return err;
 }
 
 /* ---- configuration helpers ---- */
@@ -278,11 +359,9 @@ int urtp_srtp_init(urtp_srtp_t *s, const urtp_srtp_config_t *cfg)
   if (cfg->replay_window != 0 &&
       (cfg->replay_window < URTP_SRTP_MIN_WINDOW || cfg->replay_window > URTP_SRTP_MAX_WINDOW))
     return -EINVAL;
-  int err = lib_ready();
+  int err = urtp_srtp_profile_available(cfg->profile);
   if (err)
     return err;
-  if (available[cfg->profile])
-    return available[cfg->profile];
 
   /* libsrtp2 derives the session keys inside srtp_create and keeps only
    * those; the master key is copied here just to drop the const. */
@@ -300,7 +379,18 @@ int urtp_srtp_init(urtp_srtp_t *s, const urtp_srtp_config_t *cfg)
 
   srtp_t session = NULL;
   srtp_err_status_t st = srtp_create(&session, &pol);
+  if (st == srtp_err_status_init_fail) {
+    /* shut down behind our back since the check: set up again, once */
+    pthread_mutex_lock(&lib_lock);
+    kernel_ready = false;
+    err = profile_check_locked(cfg->profile);
+    pthread_mutex_unlock(&lib_lock);
+    if (!err)
+      st = srtp_create(&session, &pol);
+  }
   explicit_bzero(key, sizeof(key));
+  if (err)
+    return err;
   if (st != srtp_err_status_ok)
     return st == srtp_err_status_alloc_fail ? -ENOMEM : -EIO;
 

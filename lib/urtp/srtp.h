@@ -25,9 +25,15 @@
  *  - Key material is master key followed by master salt: the same bytes as
  *    GStreamer srtpenc's `key` property (30 bytes for AES-128-ICM, 46 for
  *    AES-256-ICM, 28 for AES-128-GCM, 44 for AES-256-GCM).
- *  - libsrtp2 is initialised once per process on first use, thread-safely,
- *    and never shut down. Distinct contexts may be used from distinct
- *    threads; one context from one thread at a time.
+ *  - libsrtp2 is initialised on first use and never shut down, safely
+ *    against any other user of the same libsrtp2 in the process
+ *    (GStreamer's srtp plugin, another copy of this library) initialising
+ *    it at the same moment: readiness is judged by a trial session, and an
+ *    initialisation under way elsewhere is waited for (up to 5 s). Only
+ *    definite answers are remembered (a profile libsrtp2 lacks); a failure
+ *    to initialise is returned and tried again on the next call. Distinct
+ *    contexts may be used from distinct threads; one context from one
+ *    thread at a time.
  */
 #ifndef URTP_SRTP_H
 #define URTP_SRTP_H
@@ -107,7 +113,8 @@ size_t urtp_srtp_key_len(urtp_srtp_profile_t p);
 
 /* 0 if the installed libsrtp2 can run the profile, -ENOTSUP if not (GCM
  * needs libsrtp2 built with a crypto library), -EINVAL for an invalid p,
- * -EIO if libsrtp2 failed to initialise. */
+ * -EIO if libsrtp2 could not be initialised (within 5 s), -ENOMEM; the
+ * last two are not remembered: the next call tries again. */
 int urtp_srtp_profile_available(urtp_srtp_profile_t p);
 
 /* Maps srtpenc's rtp-cipher / rtp-auth nicks (cipher: aes-128-icm,

@@ -13,14 +13,27 @@
  * static OpenSSL build, or the system's), and the system's shared libsrtp2
  * loaded into the same process, as GStreamer's srtpenc/srtpdec load it,
  * works beside it and agrees with it byte for byte.
+ *
+ * Initialisation: another user of the same libsrtp2 calling srtp_init() at
+ * the same moment as this library (GStreamer's srtp plugin, or a second
+ * copy of lib/ in the application) must not leave this library without
+ * SRTP (test_init_race, in fresh processes: it runs first).
  */
 #include "urtp/srtp.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
-#include <srtp2/srtp.h>   /* types only: for the system's shared libsrtp2 */
+/* Types for the system's shared libsrtp2 (reached through dlsym), and the
+ * functions of the libsrtp2 this library uses, called directly by the
+ * initialisation race test as any other user of it would. */
+#include <srtp2/srtp.h>
 
 #include "tap.h"
 #include "urtp/net.h"
@@ -1139,9 +1152,200 @@ static void test_alongside_shared(void)
   /* libsrtp2 is never shut down (see srtp.h), so the library stays loaded */
 }
 
+/* ---- initialisation against other users of the same libsrtp2 ---- */
+
+/* Each round runs in a fresh child process, where libsrtp2 is not set up
+ * yet: RACE_FOREIGN threads call srtp_init() directly on the libsrtp2 this
+ * library uses (as GStreamer's srtp plugin, or another copy of lib/, does)
+ * while RACE_OURS threads ask this library for every profile and a
+ * context. The start of our threads relative to the others sweeps across
+ * the time one srtp_init() takes, so some rounds land in the middle of it.
+ * Every round must end with our threads seeing exactly the profiles that
+ * libsrtp2, once initialised, can run. */
+#define RACE_ROUNDS 48
+#define RACE_FOREIGN 2
+#define RACE_OURS 3
+
+typedef struct race_thread {
+  pthread_barrier_t *go;
+  const struct timespec *t0;
+  long delay_ns;
+  bool foreign;
+  srtp_err_status_t foreign_st;
+  int avail[URTP_SRTP_PROFILE_COUNT];
+  int ctx_rc;
+} race_thread_t;
+
+static void race_wait_until(const struct timespec *t0, long delay_ns)
+{
+  struct timespec now;
+  do {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  } while ((now.tv_sec - t0->tv_sec) * 1000000000L + (now.tv_nsec - t0->tv_nsec) < delay_ns);
+}
+
+static void *race_main(void *arg)
+{
+  race_thread_t *t = arg;
+  pthread_barrier_wait(t->go);
+  race_wait_until(t->t0, t->delay_ns);
+  if (t->foreign) {
+    t->foreign_st = srtp_init();
+    return NULL;
+  }
+  for (int p = 0; p < URTP_SRTP_PROFILE_COUNT; p++)
+    t->avail[p] = urtp_srtp_profile_available((urtp_srtp_profile_t)p);
+  uint8_t key[URTP_SRTP_MAX_KEY_LEN];
+  fill_key(key, sizeof(key), 99);
+  urtp_srtp_t ctx;
+  t->ctx_rc = make_ctx(&ctx, URTP_SRTP_AES_CM_128_HMAC_SHA1_80, URTP_SRTP_OUTBOUND, key, true, 0, 0);
+  urtp_srtp_destroy(&ctx);
+  return NULL;
+}
+
+/* What libsrtp2 itself says of p, once set up: 0 or -ENOTSUP. */
+static int race_truth(urtp_srtp_profile_t p)
+{
+  static void (*const set[URTP_SRTP_PROFILE_COUNT])(srtp_crypto_policy_t *) = {
+    [URTP_SRTP_AES_CM_128_HMAC_SHA1_80] = srtp_crypto_policy_set_rtp_default,
+    [URTP_SRTP_AES_CM_128_HMAC_SHA1_32] = srtp_crypto_policy_set_aes_cm_128_hmac_sha1_32,
+    [URTP_SRTP_AES_256_CM_HMAC_SHA1_80] = srtp_crypto_policy_set_aes_cm_256_hmac_sha1_80,
+    [URTP_SRTP_AES_256_CM_HMAC_SHA1_32] = srtp_crypto_policy_set_aes_cm_256_hmac_sha1_32,
+    [URTP_SRTP_AEAD_AES_128_GCM] = srtp_crypto_policy_set_aes_gcm_128_16_auth,
+    [URTP_SRTP_AEAD_AES_256_GCM] = srtp_crypto_policy_set_aes_gcm_256_16_auth,
+  };
+  srtp_policy_t pol;
+  memset(&pol, 0, sizeof(pol));
+  set[p](&pol.rtp);
+  set[p](&pol.rtcp);
+  unsigned char key[URTP_SRTP_MAX_KEY_LEN] = {0};
+  pol.key = key;
+  pol.ssrc.type = ssrc_any_outbound;
+  srtp_t s = NULL;
+  if (srtp_create(&s, &pol) != srtp_err_status_ok)
+    return -ENOTSUP;
+  srtp_dealloc(s);
+  return 0;
+}
+
+/* One round in this (child) process; returns the number of mismatches and
+ * prints them. */
+static int race_round(int round, long foreign_delay_ns, long our_delay_ns)
+{
+  pthread_barrier_t go;
+  pthread_barrier_init(&go, NULL, RACE_FOREIGN + RACE_OURS + 1);
+  struct timespec t0;
+  race_thread_t t[RACE_FOREIGN + RACE_OURS];
+  pthread_t th[RACE_FOREIGN + RACE_OURS];
+  memset(t, 0, sizeof(t));
+  for (int i = 0; i < RACE_FOREIGN + RACE_OURS; i++) {
+    t[i].go = &go;
+    t[i].t0 = &t0;
+    t[i].foreign = i < RACE_FOREIGN;
+    t[i].delay_ns = t[i].foreign ? foreign_delay_ns : our_delay_ns;
+    if (pthread_create(&th[i], NULL, race_main, &t[i]) != 0) {
+      printf("#   round %d: pthread_create failed\n", round);
+      _exit(100);
+    }
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pthread_barrier_wait(&go);
+  for (int i = 0; i < RACE_FOREIGN + RACE_OURS; i++)
+    pthread_join(th[i], NULL);
+  pthread_barrier_destroy(&go);
+
+  /* whoever won, libsrtp2 is set up now; the truth comes from it */
+  srtp_init();
+  int bad = 0;
+  for (int i = RACE_FOREIGN; i < RACE_FOREIGN + RACE_OURS; i++) {
+    for (int p = 0; p < URTP_SRTP_PROFILE_COUNT; p++) {
+      int want = race_truth((urtp_srtp_profile_t)p);
+      if (t[i].avail[p] != want) {
+        printf("#   round %d (ours at %+ld us): thread %d: %s %d, libsrtp2 says %d\n", round,
+               (our_delay_ns - foreign_delay_ns) / 1000, i,
+               urtp_srtp_profile_name((urtp_srtp_profile_t)p), t[i].avail[p], want);
+        bad++;
+      }
+      /* and afterwards too: nothing wrong was remembered */
+      int later = i == RACE_FOREIGN ? urtp_srtp_profile_available((urtp_srtp_profile_t)p) : want;
+      if (later != want) {
+        printf("#   round %d: %s still %d afterwards\n", round,
+               urtp_srtp_profile_name((urtp_srtp_profile_t)p), later);
+        bad++;
+      }
+    }
+    if (t[i].ctx_rc != 0) {
+      printf("#   round %d: thread %d: context: %d\n", round, i, t[i].ctx_rc);
+      bad++;
+    }
+  }
+  return bad;
+}
+
+/* Runs fn(arg) in a fresh child process; its exit status, or -1. */
+static int race_fork(int (*fn)(int, long, long), int round, long a, long b)
+{
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    int bad = fn(round, a, b);
+    fflush(stdout);
+    _exit(bad > 99 ? 99 : bad);
+  }
+  int st;
+  if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+    return -1;
+  return WEXITSTATUS(st);
+}
+
+/* How long one srtp_init() takes here, measured in a fresh process (for
+ * the sweep) and handed back through shared memory. */
+static long *race_init_ns;
+
+static int race_time_init(int round, long a, long b)
+{
+  (void)round;
+  (void)a;
+  (void)b;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  srtp_init();
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  *race_init_ns = (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
+  return 0;
+}
+
+static void test_init_race(void)
+{
+  race_init_ns = mmap(NULL, sizeof(long), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(race_init_ns != MAP_FAILED);
+  *race_init_ns = 0;
+  REQUIRE(race_fork(race_time_init, 0, 0, 0) == 0);
+  long span_ns = *race_init_ns > 1000 ? *race_init_ns : 1000;
+  munmap(race_init_ns, sizeof(long));
+  printf("# one srtp_init() takes about %ld us here (%s)\n", span_ns / 1000, URTP_SRTP_LINKED);
+  int failed = 0;
+  for (int r = 0; r < RACE_ROUNDS; r++) {
+    /* ours from a quarter of an srtp_init() before the others to a whole
+     * one after them */
+    long off = -span_ns / 4 + (long)r * (span_ns + span_ns / 4) / (RACE_ROUNDS - 1);
+    int rc = race_fork(race_round, r, off < 0 ? -off : 0, off > 0 ? off : 0);
+    if (rc != 0) {
+      printf("#   round %d: %d mismatch(es)%s\n", r, rc, rc < 0 ? " (child died)" : "");
+      failed++;
+    }
+  }
+  printf("# %d of %d rounds left this library with the wrong profiles\n", failed, RACE_ROUNDS);
+  CHECK_EQ(failed, 0);
+}
+
 int main(void)
 {
   pool_init();
+  /* first: it needs a process where libsrtp2 is not set up yet */
+  TAP_RUN(test_init_race);
   TAP_RUN(test_backend);
   TAP_RUN(test_alongside_shared);
   TAP_RUN(test_profiles);
