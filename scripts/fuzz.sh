@@ -26,8 +26,9 @@
 # and left out of the fuzzing corpus; once fixed, drop their crash- prefix
 # to keep them as ordinary seeds.
 #
-# Requires clang and the libFuzzer runtime (Debian: clang, libclang-rt-14-dev
-# or libfuzzer-14-dev).
+# Requires clang and the libFuzzer runtime of its version (Debian:
+# libclang-rt-N-dev and libfuzzer-N-dev for clang N, which
+# scripts/install-deps.sh installs: 14 on Debian 12, 19 on Debian 13).
 set -eu
 
 src=$(cd "$(dirname "$0")/.." && pwd)
