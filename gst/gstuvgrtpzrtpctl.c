@@ -164,7 +164,14 @@ gst_uvgrtp_zrtp_info_to_value (const urtp_zrtp_info_t * info,
 {
   switch (prop) {
     case GST_UVGRTP_ZRTP_PROP_STATE:
-      g_value_set_enum (value, (gint) info->state);
+      /* A timeout is no failure: no message was posted, and the endpoint
+       * starts over by itself (a sender at once, a receiver on the peer's
+       * next Hello or media). Until then there is no exchange: idle. */
+      if (info->state == URTP_ZRTP_FAILED
+          && info->error == URTP_ZRTP_ERR_TIMEOUT)
+        g_value_set_enum (value, GST_UVGRTP_ZRTP_STATE_IDLE);
+      else
+        g_value_set_enum (value, (gint) info->state);
       break;
     case GST_UVGRTP_ZRTP_PROP_SAS:
       g_value_set_string (value, info->keys_ready ? nonempty (info->sas) :
@@ -367,7 +374,11 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
    * GstUvgRtpSink:zrtp-state:
    *
    * Where the ZRTP exchange is: idle, discovery, key-agreement, secure or
-   * failed.
+   * failed. failed only after a real failure, when a `uvgrtp-zrtp` failed
+   * message was posted; an exchange that timed out (the peer never
+   * answered, or went away) is followed by a new one without a message,
+   * and reads idle until that starts (a receiver waits for the peer's
+   * next Hello or media).
    */
   g_object_class_install_property (klass, first + GST_UVGRTP_ZRTP_PROP_STATE,
       g_param_spec_enum ("zrtp-state", "ZRTP state", "State of the exchange",
@@ -908,6 +919,7 @@ gst_uvgrtp_zrtp_ctl_get_counters (GstUvgRtpZrtpCtl * ctl,
   out->auth_fail = c.auth_fail;
   out->restarts = c.restarts;
   out->foreign = c.foreign;
+  out->discarded = c.discarded;
 }
 
 gboolean

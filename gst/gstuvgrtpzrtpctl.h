@@ -146,6 +146,8 @@ typedef struct
   guint64 restarts;             /* fresh sessions after a timeout or a
                                    peer that started over */
   guint64 foreign;              /* ignored: not from the bound peer */
+  guint64 discarded;            /* read from a sender's socket but not ZRTP
+                                   (or too long): dropped unread */
 } GstUvgRtpZrtpCounters;
 
 /* Validates the settings, creates the endpoint and starts its thread. fd

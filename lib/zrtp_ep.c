@@ -873,9 +873,11 @@ static void handle_packet(urtp_zrtp_ep_t *ep, const pkt_t *p)
 /* the driver thread                                                   */
 /* ------------------------------------------------------------------ */
 
-/* A SENDER's socket: the peer's answers. */
+/* A SENDER's socket: the peer's answers. Anything else (RTCP, stray
+ * datagrams, ones too long for ZRTP) is counted as discarded. */
 static void recv_socket(urtp_zrtp_ep_t *ep, pkt_t *p)
 {
+  uint64_t discarded = 0;
   for (int i = 0; i < 64; i++) {
     p->addr_len = sizeof p->addr;
     ssize_t n = recvfrom(ep->fd, p->data, sizeof p->data, MSG_DONTWAIT | MSG_TRUNC,
@@ -884,16 +886,25 @@ static void recv_socket(urtp_zrtp_ep_t *ep, pkt_t *p)
       /* ECONNREFUSED: an ICMP error for an earlier send, consumed now */
       if (errno == EINTR || errno == ECONNREFUSED)
         continue;
-      return;
+      break;
     }
-    if ((size_t)n > sizeof p->data || !urtp_zrtp_is_zrtp(p->data, (size_t)n))
+    if ((size_t)n > sizeof p->data || !urtp_zrtp_is_zrtp(p->data, (size_t)n)) {
+      discarded++;
       continue;
+    }
     p->len = (size_t)n;
     p->has_addr = p->addr_len > 0 && p->addr_len <= sizeof p->addr;
     pthread_mutex_lock(&ep->lock);
+    ep->counters.discarded += discarded;
+    discarded = 0;
     ep->now = now_of(ep);
     handle_packet(ep, p);
     run_due(ep);
+    pthread_mutex_unlock(&ep->lock);
+  }
+  if (discarded) {
+    pthread_mutex_lock(&ep->lock);
+    ep->counters.discarded += discarded;
     pthread_mutex_unlock(&ep->lock);
   }
 }

@@ -141,6 +141,10 @@ typedef struct urtp_zrtp_ep_counters {
   uint64_t auth_fail;           /* hash chain or MAC did not verify */
   uint64_t restarts;            /* sessions after the first */
   uint64_t foreign;             /* ignored: not from the bound peer */
+  uint64_t discarded;           /* datagrams the thread read from a SENDER's
+                                   socket (urtp_zrtp_ep_start() with fd >= 0)
+                                   that are not ZRTP or are too long: dropped,
+                                   not in `received` */
 } urtp_zrtp_ep_counters_t;
 
 typedef struct urtp_zrtp_ep_config {
@@ -204,7 +208,8 @@ void urtp_zrtp_ep_free(urtp_zrtp_ep_t *ep);
 
 /* Runs the timers on a thread of the endpoint, woken through an eventfd.
  * fd >= 0: a SENDER's socket, which the thread also reads the peer's ZRTP
- * from (everything else read there is discarded); it must stay open until
+ * from (everything else read there is dropped and counted as `discarded`);
+ * it must stay open until
  * urtp_zrtp_ep_stop() returns. The clock callback should then be the
  * default one. Returns 0, -EALREADY, or -errno (eventfd, pthread_create). */
 int urtp_zrtp_ep_start(urtp_zrtp_ep_t *ep, int fd);

@@ -1155,7 +1155,29 @@ static void test_thread_udp(void)
   urtp_zrtp_keys_t ka, kb;
   CHECK(urtp_zrtp_ep_get_keys(a, &ka) == 0 && urtp_zrtp_ep_get_keys(b, &kb) == 0 &&
         memcmp(ka.local, kb.remote, ka.key_len) == 0);
+  /* What else reaches the sender's socket is read, dropped and counted:
+   * RTP or RTCP from the peer, stray datagrams, and too long ones. */
+  urtp_zrtp_ep_counters_t before, after;
   usleep(50000);
+  urtp_zrtp_ep_get_counters(a, &before);
+  static uint8_t junk[URTP_ZRTP_MAX_PACKET + 100];
+  for (int k = 0; k < 6; k++) {
+    size_t len = k == 5 ? sizeof junk : 12 + 20 * (size_t)k;
+    memset(junk, 0x5a, len);
+    junk[0] = k < 4 ? 0x80 : 0x00;   /* RTP/RTCP-like, then not even that */
+    junk[1] = k == 3 ? 200 : 96;     /* one RTCP sender report */
+    CHECK_EQ(sendto(fb, junk, len, 0, (struct sockaddr *)&sa, sizeof sa), (ssize_t)len);
+  }
+  for (int k = 0; k < 100; k++) {
+    urtp_zrtp_ep_get_counters(a, &after);
+    if (after.discarded >= before.discarded + 6)
+      break;
+    usleep(10000);
+  }
+  CHECK_EQ(after.discarded - before.discarded, 6);
+  CHECK_EQ(after.received, before.received);
+  CHECK_EQ(after.bad, before.bad);
+  CHECK(urtp_zrtp_ep_is_secure(a));
   r.stop = 1;
   pthread_join(rt, NULL);
   urtp_zrtp_ep_stop(a);
@@ -1163,6 +1185,8 @@ static void test_thread_udp(void)
   CHECK_EQ(ta.secure, 1);
   CHECK_EQ(tb.secure, 1);
   CHECK(!tb.other_thread);
+  urtp_zrtp_ep_get_counters(b, &after);
+  CHECK_EQ(after.discarded, 0);   /* a receiver reads no socket */
   /* stopped: the last state stays readable, nothing more happens */
   urtp_zrtp_info_t i;
   urtp_zrtp_ep_get_info(a, &i);
