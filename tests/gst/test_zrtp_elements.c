@@ -1569,6 +1569,94 @@ GST_START_TEST (test_restarts)
 
 GST_END_TEST;
 
+static gboolean
+state_is (gpointer data)
+{
+  StatWait *w = data;           /* field: the property; at_least: the state */
+
+  return int_prop (w->p, w->name, w->field) == (gint) w->at_least;
+}
+
+/* A sender that vanishes in the middle of an exchange: the receiver's
+ * exchange times out quietly, as docs/zrtp.md says. No failed message,
+ * zrtp-state back to idle (not failed), and the next sender's exchange is
+ * followed as usual. The vanishing sender is a Hello recorded from a
+ * uvgrtpsink and replayed once from a socket that never answers. */
+GST_START_TEST (test_receiver_peer_vanishes)
+{
+  guint16 port = free_udp_port ();
+  struct sockaddr_in a = { 0 }, to = { 0 };
+  socklen_t alen = sizeof a;
+  guint8 hello[1500];
+  gssize n = -1;
+  struct pollfd pfd;
+  Pipe *rx, *tx;
+  StatWait w;
+  gchar *d;
+  int fd = socket (AF_INET, SOCK_DGRAM, 0);
+
+  fail_unless (fd >= 0);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+  fail_unless (bind (fd, (struct sockaddr *) &a, sizeof a) == 0);
+  fail_unless (getsockname (fd, (struct sockaddr *) &a, &alen) == 0);
+
+  /* a Hello, from a sender that is then gone */
+  d = opus_sender (0, ntohs (a.sin_port), "zrtp=true");
+  tx = pipe_new ("recorded", d);
+  g_free (d);
+  pipe_play (tx);
+  pfd.fd = fd;
+  pfd.events = POLLIN;
+  while (poll (&pfd, 1, 5000) == 1) {
+    n = recv (fd, hello, sizeof hello, 0);
+    if (n > 0 && is_zrtp_type (hello, (gsize) n, "Hello   "))
+      break;
+    n = -1;
+  }
+  pipe_free (tx);
+  fail_unless (n > 0, "no Hello from uvgrtpsink");
+
+  d = opus_receiver (port, "zrtp=true");
+  rx = pipe_new ("receiver", d);
+  g_free (d);
+  pipe_play (rx);
+  run_for (200);
+  to.sin_family = AF_INET;
+  to.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+  to.sin_port = htons (port);
+  fail_unless (sendto (fd, hello, (gsize) n, 0, (struct sockaddr *) &to,
+          sizeof to) == n);
+  /* it answers (its Hellos come to fd, unread) ... */
+  w = (StatWait) {
+  rx, "src", "zrtp-sent", 1};
+  fail_unless (wait_for (stat_reaches, &w, 5000), "no answer to the Hello");
+  fail_unless (int_prop (rx, "src", "zrtp-state") != 0);
+  /* ... until its Hellos run out (about 4 s): idle, quietly */
+  w = (StatWait) {
+  rx, "src", "zrtp-state", 0};
+  fail_unless (wait_for (state_is, &w, 10000), "zrtp-state is %d, not idle",
+      int_prop (rx, "src", "zrtp-state"));
+  run_for (300);
+  fail_unless_equals_int (count_msgs (rx, "src", "failed"), 0);
+  fail_unless_equals_int (int_prop (rx, "src", "zrtp-state"), 0);
+  fail_unless_equals_uint64 (stat_of (rx, "src", "zrtp-restarts"), 0);
+
+  /* a real sender turns up: secure as usual */
+  d = opus_sender (0, port, "zrtp=true");
+  tx = pipe_new ("sender", d);
+  g_free (d);
+  pipe_play (tx);
+  one_exchange (tx, rx, "EC25", 0);
+  fail_unless_equals_uint64 (stat_of (rx, "src", "zrtp-restarts"), 1);
+
+  pipe_free (tx);
+  pipe_free (rx);
+  close (fd);
+}
+
+GST_END_TEST;
+
 /* A third party that can send UDP to both elements runs ordinary ZRTP
  * exchanges against them while they are secure, for longer than the peer
  * timeout, claiming the real peer's ZID where that can help it (each
@@ -1904,6 +1992,7 @@ zrtp_elements_suite (void)
   tcase_add_test (tc, test_tampered_commit);
   tcase_add_test (tc, test_multistream_leader_fails);
   tcase_add_test (tc, test_restarts);
+  tcase_add_test (tc, test_receiver_peer_vanishes);
   tcase_add_test (tc, test_third_party);
   tcase_add_test (tc, test_doc_pipelines);
   return s;
