@@ -57,7 +57,17 @@ struct urtp_sendstream {
   urtp_batch_t batch[2], sbatch[2];
   hold_list_t holds[2];
   atomic_bool interrupted;        /* the thread's last send was interrupted */
+  const urtp_batch_t *int_batch;  /* ... this batch, after int_off packets */
+  size_t int_off;
   atomic_int thread_err;          /* sticky -ETIMEDOUT from the thread */
+
+  /* An interrupted send keeps what it did not send: packets tail_off on of
+   * tail_batch (of set tail_set) go out first at the next flush or drain,
+   * or are given up by drop. */
+  bool tail;
+  unsigned tail_set;
+  const urtp_batch_t *tail_batch;
+  size_t tail_off;
 
   /* keys */
   urtp_srtp_t srtp;
@@ -108,13 +118,12 @@ static void holds_release(urtp_sendstream_t *ss, unsigned set)
   h->n = 0;
 }
 
+static void set_discard(urtp_sendstream_t *ss, unsigned set);
+
 /* Drops the batch being built and lets go of its input. */
 static void discard(urtp_sendstream_t *ss)
 {
-  urtp_batch_clear(&ss->batch[ss->cur]);
-  urtp_batch_clear(&ss->sbatch[ss->cur]);
-  holds_release(ss, ss->cur);
-  ss->batch_refs_ps = false;
+  set_discard(ss, ss->cur);
 }
 
 /* --- accounting ---------------------------------------------------------- */
@@ -142,7 +151,7 @@ static int account(urtp_sendstream_t *ss, const urtp_batch_t *b, int r, uint64_t
   ss->st.send_messages = s->tx_msgs;
   ss->st.tx_mode = s->tx_mode;
   if (r == -EINTR) {
-    ss->st.interrupted += unsent;
+    ss->st.interrupts++;
     ret = -EINTR;
   } else {
     ss->st.send_errors += unsent ? (unsent > reported ? unsent : reported) : reported;
@@ -168,10 +177,13 @@ static void sender_done(void *user, const urtp_batch_t *b, int r, uint64_t repor
 {
   urtp_sendstream_t *ss = user;
   int e = account(ss, b, r, reported);
-  if (e == -EINTR)
+  if (e == -EINTR) {
+    ss->int_batch = b;
+    ss->int_off = ss->sock->tx_sent;
     atomic_store(&ss->interrupted, true);
-  else if (e < 0)
+  } else if (e < 0) {
     atomic_store(&ss->thread_err, e);
+  }
 }
 
 /* Publishes what push counted since the last call (one lock per flush). */
@@ -185,25 +197,92 @@ static void publish_push_counters(urtp_sendstream_t *ss)
   ss->pad0 = pad;
 }
 
-/* --- the send thread's batch in flight ----------------------------------- */
+/* --- the batch in flight and the interrupted tail ------------------------ */
 
-/* Waits for the batch in flight, releases its input, and returns what the
- * thread reported for it (and keeps reporting a lasting failure). */
+/* Clears a set's batches and lets go of its input. */
+static void set_discard(urtp_sendstream_t *ss, unsigned set)
+{
+  urtp_batch_clear(&ss->batch[set]);
+  urtp_batch_clear(&ss->sbatch[set]);
+  holds_release(ss, set);
+  if (set == ss->cur)
+    ss->batch_refs_ps = false;
+}
+
+/* Waits for the batch in flight. Sent: its input is released. Interrupted:
+ * it becomes the tail and -EINTR is returned. A lasting failure of the
+ * thread is returned every time. */
 static int wait_in_flight(urtp_sendstream_t *ss)
 {
   if (!ss->sender)
     return 0;
   urtp_sender_wait(ss->sender);
-  holds_release(ss, ss->cur ^ 1);
-  if (atomic_exchange(&ss->interrupted, false))
+  if (atomic_exchange(&ss->interrupted, false)) {
+    ss->tail = true;
+    ss->tail_set = ss->cur ^ 1;
+    ss->tail_batch = ss->int_batch;
+    ss->tail_off = ss->int_off;
     return -EINTR;
+  }
+  if (!ss->tail || ss->tail_set != (ss->cur ^ 1))
+    holds_release(ss, ss->cur ^ 1);
   return atomic_load(&ss->thread_err);
+}
+
+/* Sends the tail inline (nothing is in flight). Done: its set is free. */
+static int send_tail(urtp_sendstream_t *ss)
+{
+  urtp_batch_t view = *ss->tail_batch;
+  view.pkts += ss->tail_off;
+  view.npkts -= ss->tail_off;
+  uint64_t e0 = ss->sock->tx_errors;
+  int r = urtp_sock_send(ss->sock, &view);
+  size_t sent = ss->sock->tx_sent;
+  r = account(ss, &view, r, ss->sock->tx_errors - e0);
+  if (r == -EINTR) {
+    ss->tail_off += sent;
+    return r;
+  }
+  ss->tail = false;
+  set_discard(ss, ss->tail_set);
+  return r;
 }
 
 int urtp_sendstream_drain(urtp_sendstream_t *ss)
 {
   publish_push_counters(ss);
-  return wait_in_flight(ss);
+  int r = wait_in_flight(ss);
+  if (r == -EINTR || (r == 0 && ss->tail))
+    r = send_tail(ss);
+  return r;
+}
+
+void urtp_sendstream_drop(urtp_sendstream_t *ss)
+{
+  if (ss->sender) {
+    urtp_sender_wait(ss->sender);
+    if (atomic_exchange(&ss->interrupted, false)) {
+      ss->tail = true;
+      ss->tail_set = ss->cur ^ 1;
+      ss->tail_batch = ss->int_batch;
+      ss->tail_off = ss->int_off;
+    }
+  }
+  uint64_t dropped = ss->batch[ss->cur].npkts + ss->sbatch[ss->cur].npkts;
+  if (ss->tail) {
+    if (ss->tail_set != ss->cur)
+      dropped += ss->tail_batch->npkts - ss->tail_off;
+    else
+      dropped -= ss->tail_off;
+    ss->tail = false;
+  }
+  set_discard(ss, ss->cur ^ 1);
+  set_discard(ss, ss->cur);
+  if (dropped) {
+    pthread_mutex_lock(&ss->stats_lock);
+    ss->st.dropped += dropped;
+    pthread_mutex_unlock(&ss->stats_lock);
+  }
 }
 
 /* --- keys ---------------------------------------------------------------- */
@@ -270,9 +349,23 @@ int urtp_sendstream_flush(urtp_sendstream_t *ss)
   publish_push_counters(ss);
   /* with the thread, the batch before must be out first: its failure or
    * interruption is this flush's too */
-  if ((r = wait_in_flight(ss)) < 0) {
-    discard(ss);
+  r = wait_in_flight(ss);
+  if (r == -EINTR)
+    return r; /* kept: the next flush resumes */
+  if (r < 0) {
+    urtp_sendstream_drop(ss);
     return r;
+  }
+  if (ss->tail) {
+    bool own = ss->tail_set == ss->cur;
+    if ((r = send_tail(ss)) == -EINTR)
+      return r;
+    if (r < 0) {
+      urtp_sendstream_drop(ss);
+      return r;
+    }
+    if (own)
+      return 0; /* the tail was this set's batch; nothing was pushed since */
   }
   if (b->npkts == 0 || !keys_allow(ss, b->npkts)) {
     discard(ss);
@@ -300,7 +393,15 @@ int urtp_sendstream_flush(urtp_sendstream_t *ss)
 
   uint64_t e0 = ss->sock->tx_errors;
   r = urtp_sock_send(ss->sock, out);
+  size_t sent = ss->sock->tx_sent;
   r = account(ss, out, r, ss->sock->tx_errors - e0);
+  if (r == -EINTR) {
+    ss->tail = true;
+    ss->tail_set = ss->cur;
+    ss->tail_batch = out;
+    ss->tail_off = sent;
+    return r;
+  }
   discard(ss);
   return r;
 }
@@ -313,7 +414,7 @@ static int ps_will_change(urtp_sendstream_t *ss)
   if (ss->batch_refs_ps)
     r = urtp_sendstream_flush(ss);
   if (r == 0)
-    r = wait_in_flight(ss);
+    r = urtp_sendstream_drain(ss);
   return r;
 }
 
@@ -386,12 +487,9 @@ void urtp_sendstream_free(urtp_sendstream_t *ss)
 {
   if (!ss)
     return;
-  if (ss->sender) {
-    urtp_sender_stop(ss->sender); /* sends what is in flight first */
-    ss->sender = NULL;
-    holds_release(ss, ss->cur ^ 1);
-  }
-  discard(ss);
+  urtp_sendstream_drop(ss);
+  urtp_sender_stop(ss->sender);
+  ss->sender = NULL;
   for (int i = 0; i < 2; i++) {
     urtp_batch_free(&ss->batch[i]);
     urtp_batch_free(&ss->sbatch[i]);
@@ -653,9 +751,9 @@ static int push_opus(urtp_sendstream_t *ss, const uint8_t *data, size_t len, uin
 int urtp_sendstream_push(urtp_sendstream_t *ss, const uint8_t *data, size_t len, uint32_t ts,
                          int64_t time_ns, unsigned flags, void *hold)
 {
-  if (!ss->have_format) {
+  if (!ss->have_format || ss->tail) {
     release(ss, hold);
-    return -EINVAL;
+    return ss->tail ? -EBUSY : -EINVAL;
   }
   if (len == 0) {
     release(ss, hold);
@@ -748,12 +846,7 @@ void urtp_sendstream_unlock(urtp_sendstream_t *ss)
 
 void urtp_sendstream_unlock_stop(urtp_sendstream_t *ss)
 {
-  /* the thread's send returns promptly while the wake-up is pending; an
-   * interruption it reports after this would fail the next flush */
-  if (ss->sender)
-    urtp_sender_wait(ss->sender);
   urtp_sock_unwake(ss->sock);
-  atomic_store(&ss->interrupted, false);
 }
 
 void urtp_sendstream_get_stats(urtp_sendstream_t *ss, urtp_sendstream_stats_t *out)

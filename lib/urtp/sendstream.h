@@ -36,7 +36,10 @@
  *    counted, or with allow_clear sent in clear and counted; keys_ready
  *    tells when sending with keys starts.
  *  - A send blocked on a full socket buffer ends with -EINTR once
- *    urtp_sendstream_unlock() is called, until urtp_sendstream_unlock_stop().
+ *    urtp_sendstream_unlock() is called (until urtp_sendstream_unlock_stop),
+ *    and nothing is lost: the next flush or drain sends what was left,
+ *    first, or urtp_sendstream_drop() gives it up. So a pause can wait and
+ *    resume, a flush can drop.
  *  - Sending that has failed without a break for fail_timeout_ns turns into
  *    -ETIMEDOUT; single failures are only counted (a receiver that is not
  *    up yet reports ICMP errors, which must not end a sender).
@@ -134,7 +137,8 @@ typedef struct urtp_sendstream_stats {
   uint64_t held_packets;        /* their packets */
   uint64_t sent_clear;          /* packets sent in clear (allow_clear) */
   uint64_t config_missing;      /* IRAP pictures config_interval had no sets for */
-  uint64_t interrupted;         /* packets dropped by an interrupted send */
+  uint64_t interrupts;          /* sends interrupted by unlock */
+  uint64_t dropped;             /* packets given up unsent (drop, free) */
   int last_error;               /* errno of the latest failed send; 0: none */
   urtp_io_mode_t tx_mode;       /* the socket's send mode (GSO may fall back) */
 } urtp_sendstream_stats_t;
@@ -146,8 +150,9 @@ typedef struct urtp_sendstream_stats {
  * profile is not available; -ENOMEM; -errno from pthread_create. */
 int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
                         const urtp_sendstream_config_t *cfg);
-/* Waits for what is in flight, drops what was pushed but not flushed,
- * releases every hold, ends the send thread and frees. NULL is fine. */
+/* Waits for what is in flight, drops what was pushed but not flushed (and
+ * an interrupted send's rest), releases every hold, ends the send thread
+ * and frees. NULL is fine. */
 void urtp_sendstream_free(urtp_sendstream_t *ss);
 
 /* Sets what is sent. Sequence numbers continue. A new codec forgets the
@@ -171,9 +176,10 @@ void urtp_sendstream_set_config_interval(urtp_sendstream_t *ss, int interval);
 /* Packetizes data with RTP timestamp ts into the batch being built; time_ns
  * (any monotonic time; < 0: unknown) paces config_interval. hold goes to
  * the release callback (see Promises). Returns the packets added (0 for
- * bytes that make none), or: -EINVAL before set_format; -EBADMSG (NAL unit
- * lengths overrun the bytes) or -EMSGSIZE (Opus packet larger than the
- * mtu allows): nothing of data is sent, the batch keeps what came before;
+ * bytes that make none), or: -EINVAL before set_format; -EBUSY while an
+ * interrupted send waits (flush or drop first); -EBADMSG (NAL unit lengths
+ * overrun the bytes) or -EMSGSIZE (Opus packet larger than the mtu
+ * allows): nothing of data is sent, the batch keeps what came before;
  * -ENOMEM: the whole batch being built is dropped; -EINTR, -ETIMEDOUT or
  * -ENOMEM from the flush and drain a change of the parameter sets in use
  * needs, with data not sent. hold is released in every case. */
@@ -182,15 +188,23 @@ int urtp_sendstream_push(urtp_sendstream_t *ss, const uint8_t *data, size_t len,
 
 /* Sends the batch built since the last flush: keys, protection, then the
  * socket (inline) or the send thread (which first finishes the batch
- * before). Returns 0; -EINTR if a send was interrupted by unlock (with the
- * send thread: the batch before; this one is then dropped too); -ETIMEDOUT
- * once sending has failed without a break for fail_timeout_ns (stats say
- * how: last_error); -ENOMEM (batch dropped). */
+ * before). What an interrupted send left goes first. Returns 0; -EINTR if
+ * a send was interrupted by unlock (inline: this batch; with the send
+ * thread: the batch before, and this one is not sent yet): call flush
+ * again to go on, or drop; -ETIMEDOUT once sending has failed without a
+ * break for fail_timeout_ns (stats.last_error says how; everything unsent
+ * is dropped); -ENOMEM (batch dropped). */
 int urtp_sendstream_flush(urtp_sendstream_t *ss);
 
-/* Waits until nothing is in flight and releases its holds (an unflushed
- * batch stays). Returns as flush, for the batch that was in flight. */
+/* Waits until nothing is in flight (sending what an interrupted send left)
+ * and releases the holds; an unflushed batch stays. Returns 0, -EINTR
+ * (interrupted again: call again or drop) or the thread's -ETIMEDOUT. */
 int urtp_sendstream_drain(urtp_sendstream_t *ss);
+
+/* Gives up what was pushed and not sent: the batch being built and an
+ * interrupted send's rest (counted in stats.dropped), after waiting for
+ * the batch in flight; releases their holds. For a flush or a stop. */
+void urtp_sendstream_drop(urtp_sendstream_t *ss);
 
 /* Any thread: makes a send waiting on a full socket buffer return, now and
  * until unlock_stop (net.h: urtp_sock_wake). */
