@@ -5,6 +5,7 @@
 #include "config.h"
 #endif
 
+#include <errno.h>
 #include <string.h>
 
 #include "gstuvgrtpsrtp.h"
@@ -85,9 +86,9 @@ post_srtp_error (GstElement * element, gchar * msg)
 }
 
 gboolean
-gst_uvgrtp_srtp_open (GstElement * element, urtp_srtp_t * ctx,
-    urtp_srtp_dir_t dir, const gchar * key_hex, GstUvgRtpSrtpCipher cipher,
-    GstUvgRtpSrtpAuth auth, guint32 ssrc, guint replay_window)
+gst_uvgrtp_srtp_parse (GstElement * element, const gchar * key_hex,
+    GstUvgRtpSrtpCipher cipher, GstUvgRtpSrtpAuth auth,
+    urtp_srtp_config_t * cfg, guint8 key[URTP_SRTP_MAX_KEY_LEN])
 {
   static gsize debug_once = 0;
   const gchar *cn, *an;
@@ -100,15 +101,13 @@ gst_uvgrtp_srtp_open (GstElement * element, urtp_srtp_t * ctx,
   cn = enum_nick (GST_TYPE_UVGRTP_SRTP_CIPHER, cipher);
   an = enum_nick (GST_TYPE_UVGRTP_SRTP_AUTH, auth);
 
-  memset (ctx, 0, sizeof (*ctx));
+  memset (cfg, 0, sizeof (*cfg));
   if (!key_hex || !*key_hex)
     return TRUE;
 
 #ifdef URTP_HAVE_SRTP
   {
     urtp_srtp_profile_t profile;
-    urtp_srtp_config_t cfg;
-    guint8 key[URTP_SRTP_MAX_KEY_LEN];
     gchar why[160];
     gsize want = 0, digits, salt;
     gboolean gcm;
@@ -150,38 +149,9 @@ gst_uvgrtp_srtp_open (GstElement * element, urtp_srtp_t * ctx,
               "(property 'srtp-key', hex digits)", why));
       return FALSE;
     }
-
-    memset (&cfg, 0, sizeof (cfg));
-    cfg.profile = profile;
-    cfg.dir = dir;
-    cfg.key = key;
-    cfg.key_len = want;
-    cfg.any_ssrc = dir == URTP_SRTP_INBOUND;
-    cfg.ssrc = ssrc;
-    cfg.replay_window = replay_window;
-    r = urtp_srtp_init (ctx, &cfg);
-    explicit_bzero (key, sizeof (key));
-    if (r == -ENOTSUP) {
-      post_srtp_error (element, g_strdup_printf ("srtp-cipher %s is not "
-              "available: the installed libsrtp2 lacks it (property "
-              "'srtp-cipher')", cn));
-      return FALSE;
-    }
-    if (r == -EINVAL) {
-      post_srtp_error (element, g_strdup_printf ("Invalid replay-window-size"
-              " %u (%u to %u)", replay_window, (guint) URTP_SRTP_MIN_WINDOW,
-              (guint) URTP_SRTP_MAX_WINDOW));
-      return FALSE;
-    }
-    if (r < 0) {
-      post_srtp_error (element, g_strdup_printf ("Could not set up SRTP "
-              "(%s): %s", urtp_srtp_profile_name (profile), g_strerror (-r)));
-      return FALSE;
-    }
-    GST_INFO_OBJECT (element, "SRTP %s, %s, through %s",
-        urtp_srtp_profile_name (profile),
-        dir == URTP_SRTP_OUTBOUND ? "protecting" : "unprotecting",
-        urtp_srtp_backend ());
+    cfg->profile = profile;
+    cfg->key = key;
+    cfg->key_len = want;
     return TRUE;
   }
 #else
@@ -190,6 +160,68 @@ gst_uvgrtp_srtp_open (GstElement * element, urtp_srtp_t * ctx,
           "srtp-cipher %s, srtp-auth %s)", cn, an));
   return FALSE;
 #endif
+}
+
+void
+gst_uvgrtp_srtp_post_init_error (GstElement * element, int r,
+    GstUvgRtpSrtpCipher cipher, urtp_srtp_profile_t profile,
+    guint replay_window)
+{
+  if (r == -ENOTSUP) {
+    post_srtp_error (element, g_strdup_printf ("srtp-cipher %s is not "
+            "available: the installed libsrtp2 lacks it (property "
+            "'srtp-cipher')", enum_nick (GST_TYPE_UVGRTP_SRTP_CIPHER,
+                cipher)));
+  } else if (r == -EINVAL) {
+    post_srtp_error (element, g_strdup_printf ("Invalid replay-window-size"
+            " %u (%u to %u)", replay_window, (guint) URTP_SRTP_MIN_WINDOW,
+            (guint) URTP_SRTP_MAX_WINDOW));
+  } else {
+#ifdef URTP_HAVE_SRTP
+    post_srtp_error (element, g_strdup_printf ("Could not set up SRTP "
+            "(%s): %s", urtp_srtp_profile_name (profile), g_strerror (-r)));
+#else
+    post_srtp_error (element, g_strdup_printf ("Could not set up SRTP: %s",
+            g_strerror (-r)));
+#endif
+  }
+}
+
+gboolean
+gst_uvgrtp_srtp_open (GstElement * element, urtp_srtp_t * ctx,
+    urtp_srtp_dir_t dir, const gchar * key_hex, GstUvgRtpSrtpCipher cipher,
+    GstUvgRtpSrtpAuth auth, guint32 ssrc, guint replay_window)
+{
+  urtp_srtp_config_t cfg;
+  guint8 key[URTP_SRTP_MAX_KEY_LEN];
+
+  memset (ctx, 0, sizeof (*ctx));
+  if (!gst_uvgrtp_srtp_parse (element, key_hex, cipher, auth, &cfg, key))
+    return FALSE;
+  if (cfg.key_len == 0)
+    return TRUE;
+#ifdef URTP_HAVE_SRTP
+  {
+    int r;
+
+    cfg.dir = dir;
+    cfg.any_ssrc = dir == URTP_SRTP_INBOUND;
+    cfg.ssrc = ssrc;
+    cfg.replay_window = replay_window;
+    r = urtp_srtp_init (ctx, &cfg);
+    explicit_bzero (key, sizeof (key));
+    if (r < 0) {
+      gst_uvgrtp_srtp_post_init_error (element, r, cipher, cfg.profile,
+          replay_window);
+      return FALSE;
+    }
+    GST_INFO_OBJECT (element, "SRTP %s, %s, through %s",
+        urtp_srtp_profile_name (cfg.profile),
+        dir == URTP_SRTP_OUTBOUND ? "protecting" : "unprotecting",
+        urtp_srtp_backend ());
+  }
+#endif
+  return TRUE;
 }
 
 void

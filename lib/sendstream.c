@@ -517,7 +517,7 @@ int urtp_sendstream_set_format(urtp_sendstream_t *ss, const urtp_sendstream_form
       (fmt->input == URTP_INPUT_LENGTH_PREFIXED &&
        fmt->codec != URTP_CODEC_H264 && fmt->codec != URTP_CODEC_H265))
     return -EINVAL;
-  if (ss->srtp.session && !ss->cfg.key_sync && mtu > 65535 - ss->srtp.rtp_trailer)
+  if (mtu > urtp_sendstream_mtu_max(ss))
     return -EMSGSIZE;
 
   urtp_pay_config_t pc = {
@@ -561,6 +561,12 @@ int urtp_sendstream_set_format(urtp_sendstream_t *ss, const urtp_sendstream_form
   au_begin(ss);
   ss->au_ts_valid = false;
   return 0;
+}
+
+size_t urtp_sendstream_mtu_max(const urtp_sendstream_t *ss)
+{
+  /* keys from key_sync come later: their tag is not known here */
+  return ss->srtp.session && !ss->cfg.key_sync ? 65535 - ss->srtp.rtp_trailer : 65535;
 }
 
 int urtp_sendstream_set_codec_data(urtp_sendstream_t *ss, const uint8_t *data, size_t len)

@@ -164,6 +164,9 @@ void urtp_sendstream_free(urtp_sendstream_t *ss);
  * flushing and draining return when the sets in use must change. */
 int urtp_sendstream_set_format(urtp_sendstream_t *ss, const urtp_sendstream_format_t *fmt);
 
+/* The largest mtu set_format accepts: 65535 less the static SRTP key's tag. */
+size_t urtp_sendstream_mtu_max(const urtp_sendstream_t *ss);
+
 /* Takes codec data (avcC for H.264, hvcC for H.265): its parameter sets
  * replace the current ones, and length-prefixed input uses its NAL length
  * size. Returns 0, or as urtp_params_set_record (-EINVAL malformed, -ENOTSUP
