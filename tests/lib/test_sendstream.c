@@ -638,7 +638,9 @@ static void test_config_interval_nal_aligned(void)
 /* New sets in band replace the old ones (serial, SDP); sets inserted from
  * the old generation must still go out intact when the change comes while
  * they wait in the batch being built (several pushes per flush) or in
- * flight on the send thread. */
+ * flight on the send thread. They are put at the end of a 4 MB batch, so
+ * that the send thread is still on its way to them when the new sets
+ * arrive. */
 static void run_ps_change(bool thread)
 {
   link_t l;
@@ -650,42 +652,39 @@ static void run_ps_change(bool thread)
   REQUIRE(urtp_sendstream_new(&ss, &l.tx, &cfg) == 0);
 
   const nal_spec_t g0[] = { { VPS, 24, 0 }, { SPS, 40, 0 }, { PPS, 8, 0 } };
-  const nal_spec_t g1[] = { { VPS, 24, 1 }, { SPS, 44, 1 }, { PPS, 9, 1 } };
   const nal_spec_t g2[] = { { VPS, 24, 2 }, { SPS, 48, 2 }, { PPS, 10, 2 } };
   const nal_spec_t in0[] = { { AUD, 3, 0 }, { VPS, 24, 0 }, { SPS, 40, 0 }, { PPS, 8, 0 },
                              { IDR, 3000, 0 } };
-  const nal_spec_t bare_big[] = { { AUD, 3, 0 }, { IDR, 2000000, 0 } };
+  const nal_spec_t big[] = { { AUD, 3, 0 }, { TRAIL_R, 4000000, 0 } };
   const nal_spec_t in1[] = { { AUD, 3, 0 }, { VPS, 24, 1 }, { SPS, 44, 1 }, { PPS, 9, 1 },
                              { IDR, 3000, 0 } };
   const nal_spec_t in2[] = { { AUD, 3, 0 }, { VPS, 24, 2 }, { SPS, 48, 2 }, { PPS, 10, 2 },
                              { IDR, 3000, 0 } };
   const nal_spec_t bare[] = { { AUD, 3, 0 }, { IDR, 3000, 0 } };
-  au_t aus[5];
+  au_t aus[6];
   au_build(&aus[0], in0, 5, 1, NULL, 0, 0);
-  au_build(&aus[1], bare_big, 2, 2, g0, 3, 1); /* inserted from generation 0 */
-  au_build(&aus[2], in1, 5, 3, NULL, 0, 0);
-  au_build(&aus[3], in2, 5, 4, NULL, 0, 0);
-  au_build(&aus[4], bare, 2, 5, g2, 3, 1);
-  (void)g1;
+  au_build(&aus[1], big, 2, 2, NULL, 0, 0);
+  au_build(&aus[2], bare, 2, 3, g0, 3, 1); /* inserted from generation 0 */
+  au_build(&aus[3], in1, 5, 4, NULL, 0, 0);
+  au_build(&aus[4], in2, 5, 5, NULL, 0, 0);
+  au_build(&aus[5], bare, 2, 6, g2, 3, 1);
 
   const urtp_params_t *ps = urtp_sendstream_params(ss);
-  CHECK(urtp_sendstream_push(ss, aus[0].hold.data, aus[0].hold.len, 0, 0, 0, &aus[0].hold) > 0);
-  CHECK_EQ(urtp_sendstream_flush(ss), 0);
-  unsigned s0 = ps->serial;
-  CHECK(urtp_params_complete(ps));
-  CHECK(urtp_sendstream_push(ss, aus[1].hold.data, aus[1].hold.len, 3000, 1, 0, &aus[1].hold) > 0);
-  if (thread)
-    CHECK_EQ(urtp_sendstream_flush(ss), 0); /* in flight while the sets change */
-  /* without the thread the three stay in one batch: generation 0's bytes
-   * are referenced while generations 1 and 2 arrive */
-  CHECK(urtp_sendstream_push(ss, aus[2].hold.data, aus[2].hold.len, 6000, 2, 0, &aus[2].hold) > 0);
-  CHECK(ps->serial != s0);
-  unsigned s1 = ps->serial;
-  CHECK(urtp_sendstream_push(ss, aus[3].hold.data, aus[3].hold.len, 9000, 3, 0, &aus[3].hold) > 0);
-  CHECK(ps->serial != s1);
-  CHECK(urtp_sendstream_push(ss, aus[4].hold.data, aus[4].hold.len, 12000, 4, 0, &aus[4].hold) > 0);
+  unsigned serial[6];
+  for (size_t i = 0; i < 6; i++) {
+    CHECK(urtp_sendstream_push(ss, aus[i].hold.data, aus[i].hold.len, (uint32_t)i * 3000,
+                               (int64_t)i, 0, &aus[i].hold) > 0);
+    serial[i] = ps->serial;
+    /* with the thread, 1 and 2 go in flight together; without, 1 to 5
+     * stay in one batch while generations 1 and 2 arrive */
+    if (i == 0 || (thread && i == 2))
+      CHECK_EQ(urtp_sendstream_flush(ss), 0);
+  }
   CHECK_EQ(urtp_sendstream_flush(ss), 0);
   CHECK_EQ(urtp_sendstream_drain(ss), 0);
+  CHECK(urtp_params_complete(ps));
+  CHECK(serial[2] == serial[0] && serial[3] != serial[2] && serial[4] != serial[3] &&
+        serial[5] == serial[4]);
 
   /* the SDP has generation 2 */
   char sdp[1024], want[256];
@@ -703,11 +702,11 @@ static void run_ps_change(bool thread)
   urtp_params_free(&g2ps);
 
   rx_collect(&l, 0, 500);
-  CHECK_EQ(check_headers(SEQ0), 5);
-  check_aus(URTP_CODEC_H265, aus, 5, NULL);
+  CHECK_EQ(check_headers(SEQ0), 6);
+  check_aus(URTP_CODEC_H265, aus, 6, NULL);
   urtp_sendstream_free(ss);
-  check_released_once(aus, 5);
-  for (int i = 0; i < 5; i++)
+  check_released_once(aus, 6);
+  for (int i = 0; i < 6; i++)
     au_free(&aus[i]);
   rx_reset();
   link_close(&l);
