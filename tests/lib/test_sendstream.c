@@ -123,7 +123,7 @@ static void au_build(au_t *a, const nal_spec_t *specs, size_t n, size_t salt,
     if (i == n)
       break;
     size_t sc = i % 2 ? 3 : 4;
-    memcpy(a->hold.data + o, "\0\0\0\1" + (4 - sc), sc);
+    memcpy(a->hold.data + o, &"\0\0\0\1"[4 - sc], sc);
     nal_fill(a->hold.data + o + sc, &specs[i], salt + i);
     memcpy(a->want + w, "\0\0\0\1", 4);
     nal_fill(a->want + w + 4, &specs[i], salt + i);
