@@ -68,6 +68,8 @@ struct urtp_sendstream {
   unsigned tail_set;
   const urtp_batch_t *tail_batch;
   size_t tail_off;
+  /* the batch being built, through keys and protection, ready to send */
+  const urtp_batch_t *out;
 
   /* keys */
   urtp_srtp_t srtp;
@@ -205,8 +207,10 @@ static void set_discard(urtp_sendstream_t *ss, unsigned set)
   urtp_batch_clear(&ss->batch[set]);
   urtp_batch_clear(&ss->sbatch[set]);
   holds_release(ss, set);
-  if (set == ss->cur)
+  if (set == ss->cur) {
     ss->batch_refs_ps = false;
+    ss->out = NULL;
+  }
 }
 
 /* Waits for the batch in flight. Sent: its input is released. Interrupted:
@@ -341,32 +345,13 @@ static const urtp_batch_t *protect(urtp_sendstream_t *ss)
 
 /* --- flush --------------------------------------------------------------- */
 
-int urtp_sendstream_flush(urtp_sendstream_t *ss)
+/* Takes the batch being built through keys and protection into ss->out
+ * (NULL: nothing to send), once. */
+static int prepare(urtp_sendstream_t *ss)
 {
   urtp_batch_t *b = &ss->batch[ss->cur];
-  int r;
-
-  publish_push_counters(ss);
-  /* with the thread, the batch before must be out first: its failure or
-   * interruption is this flush's too */
-  r = wait_in_flight(ss);
-  if (r == -EINTR)
-    return r; /* kept: the next flush resumes */
-  if (r < 0) {
-    urtp_sendstream_drop(ss);
-    return r;
-  }
-  if (ss->tail) {
-    bool own = ss->tail_set == ss->cur;
-    if ((r = send_tail(ss)) == -EINTR)
-      return r;
-    if (r < 0) {
-      urtp_sendstream_drop(ss);
-      return r;
-    }
-    if (own)
-      return 0; /* the tail was this set's batch; nothing was pushed since */
-  }
+  if (ss->out || (ss->tail && ss->tail_set == ss->cur))
+    return 0; /* done before an interruption, or it is the tail itself */
   if (b->npkts == 0 || !keys_allow(ss, b->npkts)) {
     discard(ss);
     return 0;
@@ -376,10 +361,42 @@ int urtp_sendstream_flush(urtp_sendstream_t *ss)
     discard(ss);
     return -ENOMEM;
   }
-  if (out->npkts == 0) {
+  if (out->npkts == 0)
     discard(ss);
-    return 0;
+  else
+    ss->out = out;
+  return 0;
+}
+
+int urtp_sendstream_flush(urtp_sendstream_t *ss)
+{
+  int r;
+
+  publish_push_counters(ss);
+  /* keys and protection first: with the send thread they overlap the send
+   * of the batch before, which must then be out (its failure or
+   * interruption is this flush's too) */
+  if ((r = prepare(ss)) < 0)
+    return r;
+  r = wait_in_flight(ss);
+  if (r == -EINTR)
+    return r; /* kept: the next flush resumes */
+  if (r < 0) {
+    urtp_sendstream_drop(ss);
+    return r;
   }
+  if (ss->tail) {
+    if ((r = send_tail(ss)) == -EINTR)
+      return r;
+    if (r < 0) {
+      urtp_sendstream_drop(ss);
+      return r;
+    }
+  }
+  const urtp_batch_t *out = ss->out;
+  if (!out)
+    return 0;
+  ss->out = NULL;
 
   if (ss->sender) {
     /* nothing is in flight (waited above): this returns at once */
