@@ -1357,6 +1357,11 @@ gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
    * mid-stream without codec_data keep them (an encoder may send them in
    * band only once, at the start); new codec_data replaces them. */
   r = urtp_sendstream_set_format (self->stream, &fmt);
+  if (r == -EINTR) {
+    /* a flush is under way: what waited to be sent goes */
+    urtp_sendstream_drop (self->stream);
+    r = urtp_sendstream_set_format (self->stream, &fmt);
+  }
   if (r == -EMSGSIZE)
     goto mtu_too_large;
   if (r < 0)
@@ -1369,6 +1374,10 @@ gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
     if (!gst_buffer_map (cd, &map, GST_MAP_READ))
       goto bad_codec_data;
     r = urtp_sendstream_set_codec_data (self->stream, map.data, map.size);
+    if (r == -EINTR) {
+      urtp_sendstream_drop (self->stream);
+      r = urtp_sendstream_set_codec_data (self->stream, map.data, map.size);
+    }
     gst_buffer_unmap (cd, &map);
     /* Some elements put a configuration record in byte-stream caps too:
      * its parameter sets are used when it parses, and it is no error when
