@@ -1294,15 +1294,18 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   }
 
   /* a bad key is reported before any network setting */
-  if (!gst_uvgrtp_srtp_config (GST_ELEMENT (self), srtp_key, srtp_cipher,
-          srtp_auth, URTP_SRTP_INBOUND, 0, replay_window, &srtp_cfg,
-          srtp_key_bytes, &have_srtp)) {
+  if (!gst_uvgrtp_srtp_parse (GST_ELEMENT (self), srtp_key, srtp_cipher,
+          srtp_auth, &srtp_cfg, srtp_key_bytes)) {
     gst_uvgrtp_free_secret (srtp_key);
     gst_uvgrtp_zrtp_settings_clear (&zs);
     session_clear (&session);
     return FALSE;
   }
   gst_uvgrtp_free_secret (srtp_key);
+  have_srtp = srtp_cfg.key_len > 0;
+  srtp_cfg.dir = URTP_SRTP_INBOUND;
+  srtp_cfg.any_ssrc = TRUE;
+  srtp_cfg.replay_window = replay_window;
 
   GST_OBJECT_LOCK (self);
   address = g_strdup (self->address);
@@ -1413,8 +1416,12 @@ no_memory:
   }
 no_stream:
   {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
-        ("Could not set up the receiving stream: %s", g_strerror (-ret)));
+    if (have_srtp)
+      gst_uvgrtp_srtp_post_init_error (GST_ELEMENT (self), ret, srtp_cipher,
+          srtp_cfg.profile, replay_window);
+    else
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
+          ("Could not set up the receiving stream: %s", g_strerror (-ret)));
     urtp_rx_destroy (&self->rx);
     goto fail_socket;
   }
