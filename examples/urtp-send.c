@@ -184,6 +184,7 @@ int main(int argc, char **argv)
     cfg.srtp = &srtp;
 #else
     (void)key;
+    (void)srtp;
     fprintf(stderr, "urtp-send: built without SRTP\n");
     return 2;
 #endif

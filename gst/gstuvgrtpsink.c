@@ -908,14 +908,18 @@ release_hold (void *user, void *hold)
   self->free_holds = h;
 }
 
-/* ZRTP's keys, once the receiver confirmed them (the ctl's rules). */
+/* ZRTP's keys, once the receiver confirmed them (lib/urtp/zrtp_ep.h). */
 static bool
 zrtp_key_sync (void *user, urtp_srtp_t * ctx)
 {
+#ifdef URTP_HAVE_ZRTP_EP
   GstUvgRtpSink *self = user;
 
-  return gst_uvgrtp_zrtp_ctl_sync_srtp (self->zrtp_ctl, ctx,
-      &self->zrtp_serial, TRUE, self->cur_ssrc, 0);
+  return urtp_zrtp_ep_sync_srtp (gst_uvgrtp_zrtp_ctl_endpoint
+      (self->zrtp_ctl), ctx, &self->zrtp_serial, TRUE, self->cur_ssrc, 0);
+#else
+  return false;                 /* no ZRTP in this build: never started */
+#endif
 }
 
 /* What was sent before the keys never reached the receiver: its decoder
@@ -1066,7 +1070,10 @@ open_network (GstUvgRtpSink * self, const GstUvgRtpZrtpSettings * zs)
     self->zrtp_ctl = ctl;
     GST_OBJECT_UNLOCK (self);
     self->zrtp_on = TRUE;
-    self->zrtp_serial = gst_uvgrtp_zrtp_ctl_serial (ctl) - 1;
+#ifdef URTP_HAVE_ZRTP_EP
+    self->zrtp_serial =
+        urtp_zrtp_ep_serial (gst_uvgrtp_zrtp_ctl_endpoint (ctl)) - 1;
+#endif
   }
   g_free (host);
   g_free (bind);
