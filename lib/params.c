@@ -198,20 +198,27 @@ bool urtp_params_au_changes(const urtp_params_t *ps)
   return false;
 }
 
+/* The gathered list of kind k becomes the current one, if it differs;
+ * the gathered one is emptied. Returns whether the current one changed. */
+static bool take_au_list(urtp_params_t *ps, int k)
+{
+  bool changed = false;
+  if (!list_equal(&ps->au[k], &ps->cur[k])) {
+    urtp_params_list_t t = ps->cur[k];
+    ps->cur[k] = ps->au[k];
+    ps->au[k] = t;
+    changed = true;
+  }
+  list_clear(&ps->au[k]);
+  return changed;
+}
+
 bool urtp_params_au_commit(urtp_params_t *ps)
 {
   bool changed = false;
-  for (int k = 0; k < URTP_PS_KINDS; k++) {
-    if (!ps->au[k].n)
-      continue;
-    if (!list_equal(&ps->au[k], &ps->cur[k])) {
-      urtp_params_list_t t = ps->cur[k];
-      ps->cur[k] = ps->au[k];
-      ps->au[k] = t;
-      changed = true;
-    }
-    list_clear(&ps->au[k]);
-  }
+  for (int k = 0; k < URTP_PS_KINDS; k++)
+    if (ps->au[k].n)
+      changed |= take_au_list(ps, k);
   if (changed)
     ps->serial++;
   return changed;
@@ -311,16 +318,10 @@ int urtp_params_set_record(urtp_params_t *ps, const uint8_t *rec, size_t len,
       return r;
     }
   }
+  /* the record replaces every kind, those it lacks included */
   bool changed = false;
-  for (int k = 0; k < URTP_PS_KINDS; k++) {
-    if (!list_equal(&ps->au[k], &ps->cur[k])) {
-      urtp_params_list_t t = ps->cur[k];
-      ps->cur[k] = ps->au[k];
-      ps->au[k] = t;
-      changed = true;
-    }
-    list_clear(&ps->au[k]);
-  }
+  for (int k = 0; k < URTP_PS_KINDS; k++)
+    changed |= take_au_list(ps, k);
   if (changed)
     ps->serial++;
   ps->au_mask = 0;

@@ -216,18 +216,26 @@ static void set_discard(urtp_sendstream_t *ss, unsigned set)
 /* Waits for the batch in flight. Sent: its input is released. Interrupted:
  * it becomes the tail and -EINTR is returned. A lasting failure of the
  * thread is returned every time. */
+/* After urtp_sender_wait(): a send the thread had interrupted becomes the
+ * tail to resume. Returns whether there was one. */
+static bool take_interrupted(urtp_sendstream_t *ss)
+{
+  if (!atomic_exchange(&ss->interrupted, false))
+    return false;
+  ss->tail = true;
+  ss->tail_set = ss->cur ^ 1;
+  ss->tail_batch = ss->int_batch;
+  ss->tail_off = ss->int_off;
+  return true;
+}
+
 static int wait_in_flight(urtp_sendstream_t *ss)
 {
   if (!ss->sender)
     return 0;
   urtp_sender_wait(ss->sender);
-  if (atomic_exchange(&ss->interrupted, false)) {
-    ss->tail = true;
-    ss->tail_set = ss->cur ^ 1;
-    ss->tail_batch = ss->int_batch;
-    ss->tail_off = ss->int_off;
+  if (take_interrupted(ss))
     return -EINTR;
-  }
   if (!ss->tail || ss->tail_set != (ss->cur ^ 1))
     holds_release(ss, ss->cur ^ 1);
   return atomic_load(&ss->thread_err);
@@ -265,12 +273,7 @@ void urtp_sendstream_drop(urtp_sendstream_t *ss)
 {
   if (ss->sender) {
     urtp_sender_wait(ss->sender);
-    if (atomic_exchange(&ss->interrupted, false)) {
-      ss->tail = true;
-      ss->tail_set = ss->cur ^ 1;
-      ss->tail_batch = ss->int_batch;
-      ss->tail_off = ss->int_off;
-    }
+    take_interrupted(ss);
   }
   uint64_t dropped = ss->batch[ss->cur].npkts + ss->sbatch[ss->cur].npkts;
   if (ss->tail) {
