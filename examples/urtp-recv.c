@@ -41,6 +41,7 @@ static void usage(FILE *f)
           "NAME: AES_CM_128_HMAC_SHA1_80 (default), AEAD_AES_128_GCM, ...\n");
 }
 
+#ifdef URTP_HAVE_SRTP
 static int profile_from_name(const char *name, urtp_srtp_profile_t *out)
 {
   for (int p = 0; p < URTP_SRTP_PROFILE_COUNT; p++) {
@@ -52,6 +53,7 @@ static int profile_from_name(const char *name, urtp_srtp_profile_t *out)
   }
   return -EINVAL;
 }
+#endif
 
 int main(int argc, char **argv)
 {
@@ -100,6 +102,7 @@ int main(int argc, char **argv)
   urtp_srtp_config_t srtp = { .dir = URTP_SRTP_INBOUND, .any_ssrc = true, .replay_window = 1024 };
   uint8_t key[URTP_SRTP_MAX_KEY_LEN];
   if (srtp_key) {
+#ifdef URTP_HAVE_SRTP
     char why[160];
     if (profile_from_name(srtp_profile, &srtp.profile) < 0 ||
         urtp_srtp_key_from_hex(srtp_key, srtp.profile, key, why, sizeof why) < 0) {
@@ -109,6 +112,13 @@ int main(int argc, char **argv)
     srtp.key = key;
     srtp.key_len = urtp_srtp_key_len(srtp.profile);
     cfg.srtp = &srtp;
+#else
+    (void)srtp;
+    (void)key;
+    (void)srtp_profile;
+    fprintf(stderr, "urtp-recv: built without SRTP\n");
+    return 2;
+#endif
   }
 
   urtp_sock_t sock;

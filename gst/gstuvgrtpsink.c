@@ -53,6 +53,12 @@
  * starts over quietly after each Hello timeout. Several elements with the
  * same #GstUvgRtpSink:zrtp-session share one exchange (Multistream).
  *
+ * All of the work is lib/'s sending stream (lib/urtp/sendstream.h), which
+ * C programs can use without GStreamer; the element maps buffers, caps,
+ * properties, running time and bus messages onto it. A send waiting for
+ * room in a full socket buffer gives way to state changes and flushes:
+ * pausing resumes it where it stopped, flushing and stopping drop it.
+ *
  * The network and SRTP properties take effect when the element starts
  * (READY to PAUSED); pt, mtu and aggregate-mode when caps are set;
  * config-interval at once. Like udpsink, the element synchronises on the
@@ -101,7 +107,6 @@
 #include "gstuvgrtpsink.h"
 #include "gstuvgrtpsrtp.h"
 #include "gstuvgrtpzrtpctl.h"
-#include "urtp/scl.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
 #define GST_CAT_DEFAULT gst_uvgrtp_sink_debug
@@ -136,19 +141,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
  * payload formats themselves refuse it, with an error naming the property. */
 #define MIN_MTU                   28
 /* Every send failing for this long is an error rather than a warning. */
-#define FAIL_ERROR_US             (2 * G_USEC_PER_SEC)
-
-/* Parameter-set kinds (index into ps[]), in sending order. */
-enum
-{
-  PS_DCI,
-  PS_VPS,
-  PS_SPS,
-  PS_PPS,
-};
-#define PS_BIT(k) (1u << (k))
-/* Parameter sets held per kind; more are dropped (and logged). */
-#define PS_MAX_PER_KIND 16
+#define FAIL_ERROR_S              2
 
 enum
 {
@@ -187,6 +180,15 @@ enum
 #define IS_ZRTP_PROP(id) ((id) >= PROP_ZRTP_FIRST && \
     (id) < PROP_ZRTP_FIRST + GST_UVGRTP_ZRTP_N_PROPS)
 
+/* One mapped input buffer: the hold of a push (lib/urtp/sendstream.h),
+ * given back by release_hold() once no packet points into it. */
+struct _GstUvgRtpSinkHold
+{
+  GstBuffer *buf;
+  GstMapInfo map;
+  GstUvgRtpSinkHold *next;      /* free list */
+};
+
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
     GST_PAD_ALWAYS,
@@ -216,14 +218,12 @@ static gboolean gst_uvgrtp_sink_start (GstBaseSink * bsink);
 static gboolean gst_uvgrtp_sink_stop (GstBaseSink * bsink);
 static gboolean gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps);
 static gboolean gst_uvgrtp_sink_event (GstBaseSink * bsink, GstEvent * event);
-static void hold_release (GstUvgRtpSinkHold * h);
-static void tx_drain (GstUvgRtpSink * self);
-static void sender_done (void *user, const urtp_batch_t * b, int r,
-    uint64_t reported);
 static GstFlowReturn gst_uvgrtp_sink_render (GstBaseSink * bsink,
     GstBuffer * buffer);
 static GstFlowReturn gst_uvgrtp_sink_render_list (GstBaseSink * bsink,
     GstBufferList * list);
+static gboolean gst_uvgrtp_sink_unlock (GstBaseSink * bsink);
+static gboolean gst_uvgrtp_sink_unlock_stop (GstBaseSink * bsink);
 static gboolean gst_uvgrtp_sink_zrtp_set_sas_verified (GstUvgRtpSink * self,
     gboolean verified);
 
@@ -599,6 +599,8 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
   basesink_class->render = GST_DEBUG_FUNCPTR (gst_uvgrtp_sink_render);
   basesink_class->render_list = GST_DEBUG_FUNCPTR (gst_uvgrtp_sink_render_list);
   basesink_class->event = GST_DEBUG_FUNCPTR (gst_uvgrtp_sink_event);
+  basesink_class->unlock = GST_DEBUG_FUNCPTR (gst_uvgrtp_sink_unlock);
+  basesink_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_uvgrtp_sink_unlock_stop);
 
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_AGGREGATE_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_SEND_MODE, 0);
@@ -629,6 +631,8 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->config_interval = DEFAULT_CONFIG_INTERVAL;
   self->aggregate_mode = DEFAULT_AGGREGATE_MODE;
   self->send_mode = DEFAULT_SEND_MODE;
+  self->send_thread = DEFAULT_SEND_THREAD;
+  self->pad_fragments = DEFAULT_PAD_FRAGMENTS;
   self->sdp_file = g_strdup (DEFAULT_SDP_FILE);
   self->srtp_key = g_strdup (DEFAULT_SRTP_KEY);
   self->srtp_cipher = DEFAULT_SRTP_CIPHER;
@@ -637,22 +641,7 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
 
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
-  self->eff_send_mode = (urtp_io_mode_t) DEFAULT_SEND_MODE;
-  self->send_thread = DEFAULT_SEND_THREAD;
-  self->pad_fragments = DEFAULT_PAD_FRAGMENTS;
-  for (guint i = 0; i < 2; i++) {
-    urtp_batch_init (&self->batch_store[i]);
-    urtp_batch_init (&self->srtp_store[i]);
-  }
-  self->cur = 0;
-  self->batch = &self->batch_store[0];
-  self->srtp_batch = &self->srtp_store[0];
-  for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++) {
-    self->ps[k] = g_ptr_array_new_with_free_func ((GDestroyNotify)
-        g_bytes_unref);
-    self->pending_ps[k] =
-        g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
-  }
+  self->last_stats.tx_mode = (urtp_io_mode_t) DEFAULT_SEND_MODE;
 
   /* Like udpsink: packets leave at their running time. */
   gst_base_sink_set_sync (GST_BASE_SINK (self), TRUE);
@@ -663,22 +652,12 @@ gst_uvgrtp_sink_finalize (GObject * object)
 {
   GstUvgRtpSink *self = GST_UVGRTP_SINK (object);
 
-  if (self->sock_open)
-    urtp_sock_close (&self->sock);
-  if (self->have_pay)
-    urtp_pay_destroy (&self->pay);
-  gst_uvgrtp_srtp_close (&self->srtp);
-  for (guint i = 0; i < 2; i++) {
-    urtp_batch_free (&self->batch_store[i]);
-    urtp_batch_free (&self->srtp_store[i]);
-    g_free (self->hold[i].bufs);
-    g_free (self->hold[i].maps);
+  /* stop() has run if start() did: no stream, no socket, no holds out */
+  while (self->free_holds) {
+    GstUvgRtpSinkHold *h = self->free_holds;
+    self->free_holds = h->next;
+    g_free (h);
   }
-  for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++) {
-    g_ptr_array_unref (self->ps[k]);
-    g_ptr_array_unref (self->pending_ps[k]);
-  }
-  g_free (self->nals);
   g_free (self->host);
   g_free (self->bind_address);
   g_free (self->multicast_iface);
@@ -693,316 +672,32 @@ gst_uvgrtp_sink_finalize (GObject * object)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Bitstream helpers                                                        */
-
-/* Removes emulation-prevention bytes (00 00 03 -> 00 00) from the first
- * bytes of a NAL unit payload; returns how many bytes were written. */
-static gsize
-rbsp_unescape (const guint8 * src, gsize len, guint8 * dst, gsize cap)
-{
-  gsize o = 0;
-  guint zeros = 0;
-
-  for (gsize i = 0; i < len && o < cap; i++) {
-    if (zeros >= 2 && src[i] == 3) {
-      zeros = 0;
-      continue;
-    }
-    dst[o++] = src[i];
-    zeros = src[i] == 0 ? zeros + 1 : 0;
-  }
-  return o;
-}
-
-/* Parameter-set kind of a NAL unit type, or -1. */
-static gint
-ps_kind (urtp_codec_t codec, guint type)
-{
-  switch (codec) {
-    case URTP_CODEC_H264:
-      return type == 7 ? PS_SPS : type == 8 ? PS_PPS : -1;
-    case URTP_CODEC_H265:
-      return type == 32 ? PS_VPS : type == 33 ? PS_SPS : type == 34 ? PS_PPS :
-          -1;
-    case URTP_CODEC_H266:
-      return type == 13 ? PS_DCI : type == 14 ? PS_VPS : type == 15 ? PS_SPS :
-          type == 16 ? PS_PPS : -1;
-    default:
-      return -1;
-  }
-}
-
-/* Kinds a decoder cannot start without. */
-static guint
-ps_required (urtp_codec_t codec)
-{
-  if (codec == URTP_CODEC_H265)
-    return PS_BIT (PS_VPS) | PS_BIT (PS_SPS) | PS_BIT (PS_PPS);
-  return PS_BIT (PS_SPS) | PS_BIT (PS_PPS);
-}
-
-static gboolean
-is_aud (urtp_codec_t codec, guint type)
-{
-  switch (codec) {
-    case URTP_CODEC_H264:
-      return type == 9;
-    case URTP_CODEC_H265:
-      return type == 35;
-    case URTP_CODEC_H266:
-      return type == 20;
-    default:
-      return FALSE;
-  }
-}
-
-static const gchar *
-codec_display_name (urtp_codec_t codec)
-{
-  switch (codec) {
-    case URTP_CODEC_H264:
-      return "H.264";
-    case URTP_CODEC_H265:
-      return "H.265";
-    case URTP_CODEC_H266:
-      return "H.266";
-    default:
-      return "Opus";
-  }
-}
-
-static gboolean
-ps_lists_equal (GPtrArray * a, GPtrArray * b)
-{
-  if (a->len != b->len)
-    return FALSE;
-  for (guint i = 0; i < a->len; i++)
-    if (!g_bytes_equal (g_ptr_array_index (a, i), g_ptr_array_index (b, i)))
-      return FALSE;
-  return TRUE;
-}
-
-/* Call with the object lock held. */
-static guint
-ps_known_mask (GstUvgRtpSink * self)
-{
-  guint mask = 0;
-
-  for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++)
-    if (self->ps[k]->len > 0)
-      mask |= PS_BIT (k);
-  return mask;
-}
-
-static void
-ps_clear_all (GstUvgRtpSink * self)
-{
-  tx_drain (self);              /* the batch in flight may point into them */
-  GST_OBJECT_LOCK (self);
-  for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++) {
-    g_ptr_array_set_size (self->ps[k], 0);
-    g_ptr_array_set_size (self->pending_ps[k], 0);
-  }
-  self->ps_serial++;
-  GST_OBJECT_UNLOCK (self);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Session description                                                      */
-
-static void
-append_sprop (GString * s, const gchar * name, GPtrArray * list,
-    gboolean * first)
-{
-  if (list->len == 0)
-    return;
-  g_string_append_printf (s, "%s%s=", *first ? "" : ";", name);
-  *first = FALSE;
-  for (guint i = 0; i < list->len; i++) {
-    gsize len;
-    const guint8 *d = g_bytes_get_data (g_ptr_array_index (list, i), &len);
-    gchar *b64 = g_base64_encode (d, len);
-    g_string_append_printf (s, "%s%s", i ? "," : "", b64);
-    g_free (b64);
-  }
-}
-
-/* Builds the SDP, or returns NULL while the format is unknown. Call with the
- * object lock held. */
-static gchar *
-build_sdp (GstUvgRtpSink * self)
-{
-  const gchar *addr = self->remote_ip ? self->remote_ip : self->host;
-  gboolean v6, mc = FALSE;
-  GString *s, *fmtp;
-  guint pt = self->pt;
-  guint8 rbsp[16];
-  gsize n;
-
-  if (!self->have_codec || !addr)
-    return NULL;
-
-  v6 = strchr (addr, ':') != NULL;
-  if (v6) {
-    struct in6_addr a6;
-    mc = inet_pton (AF_INET6, addr, &a6) == 1 && IN6_IS_ADDR_MULTICAST (&a6);
-  } else {
-    struct in_addr a4;
-    mc = inet_pton (AF_INET, addr, &a4) == 1
-        && IN_MULTICAST (ntohl (a4.s_addr));
-  }
-
-  s = g_string_new ("v=0\r\n");
-  g_string_append_printf (s, "o=- %u 1 IN %s %s\r\n", self->cur_ssrc,
-      v6 ? "IP6" : "IP4", v6 ? "::1" : "127.0.0.1");
-  g_string_append (s, "s=uvgrtpsink\r\n");
-  if (mc && !v6)
-    g_string_append_printf (s, "c=IN IP4 %s/%d\r\n", addr, self->ttl_mc);
-  else
-    g_string_append_printf (s, "c=IN %s %s\r\n", v6 ? "IP6" : "IP4", addr);
-  g_string_append (s, "t=0 0\r\n");
-
-  if (self->codec == URTP_CODEC_OPUS) {
-    g_string_append_printf (s, "m=audio %d RTP/AVP %u\r\n", self->port, pt);
-    g_string_append_printf (s, "a=rtpmap:%u opus/48000/2\r\n", pt);
-    g_string_append_printf (s, "a=fmtp:%u sprop-stereo=%d\r\n", pt,
-        self->opus_channels == 2);
-    return g_string_free (s, FALSE);
-  }
-
-  g_string_append_printf (s, "m=video %d RTP/AVP %u\r\n", self->port, pt);
-  g_string_append_printf (s, "a=rtpmap:%u %s/90000\r\n", pt,
-      urtp_codec_name (self->codec));
-
-  fmtp = g_string_new (NULL);
-  if (self->codec == URTP_CODEC_H264) {
-    g_string_append (fmtp, "packetization-mode=1");
-    if (self->ps[PS_SPS]->len > 0) {
-      gsize len;
-      const guint8 *sps =
-          g_bytes_get_data (g_ptr_array_index (self->ps[PS_SPS], 0), &len);
-      /* profile_idc, constraint flags, level_idc follow the NAL header */
-      n = rbsp_unescape (sps + 1, len - 1, rbsp, 3);
-      if (n == 3)
-        g_string_append_printf (fmtp, ";profile-level-id=%02x%02x%02x",
-            rbsp[0], rbsp[1], rbsp[2]);
-    }
-    if (self->ps[PS_SPS]->len > 0 && self->ps[PS_PPS]->len > 0) {
-      g_string_append (fmtp, ";sprop-parameter-sets=");
-      for (guint k = PS_SPS; k <= PS_PPS; k++) {
-        for (guint i = 0; i < self->ps[k]->len; i++) {
-          gsize len;
-          const guint8 *d =
-              g_bytes_get_data (g_ptr_array_index (self->ps[k], i), &len);
-          gchar *b64 = g_base64_encode (d, len);
-          g_string_append_printf (fmtp, "%s%s",
-              (k == PS_SPS && i == 0) ? "" : ",", b64);
-          g_free (b64);
-        }
-      }
-    }
-  } else {
-    gboolean first = TRUE;
-    gint profile = -1, tier = -1, level = -1;
-
-    if (self->ps[PS_SPS]->len > 0) {
-      gsize len;
-      const guint8 *sps =
-          g_bytes_get_data (g_ptr_array_index (self->ps[PS_SPS], 0), &len);
-
-      n = len > 2 ? rbsp_unescape (sps + 2, len - 2, rbsp, sizeof (rbsp)) : 0;
-      if (self->codec == URTP_CODEC_H265 && n >= 13) {
-        /* vps id, max sub-layers, nesting | space, tier, profile_idc |
-         * 32 compatibility flags | 48 constraint flags | level_idc */
-        if ((rbsp[1] >> 6) == 0) {
-          tier = (rbsp[1] >> 5) & 1;
-          profile = rbsp[1] & 0x1f;
-          level = rbsp[12];
-        }
-      } else if (self->codec == URTP_CODEC_H266 && n >= 4 && (rbsp[1] & 1)) {
-        /* sps id, vps id | max sub-layers, chroma format, CTU size,
-         * ptl_dpb_hrd_params_present_flag | profile_idc(7) tier(1) | level */
-        profile = rbsp[2] >> 1;
-        tier = rbsp[2] & 1;
-        level = rbsp[3];
-      }
-    }
-    if (profile >= 0) {
-      g_string_append_printf (fmtp, "profile-id=%d;tier-flag=%d;level-id=%d",
-          profile, tier, level);
-      first = FALSE;
-    }
-    if (self->codec == URTP_CODEC_H266)
-      append_sprop (fmtp, "sprop-dci", self->ps[PS_DCI], &first);
-    append_sprop (fmtp, "sprop-vps", self->ps[PS_VPS], &first);
-    append_sprop (fmtp, "sprop-sps", self->ps[PS_SPS], &first);
-    append_sprop (fmtp, "sprop-pps", self->ps[PS_PPS], &first);
-  }
-  if (fmtp->len > 0)
-    g_string_append_printf (s, "a=fmtp:%u %s\r\n", pt, fmtp->str);
-  g_string_free (fmtp, TRUE);
-  return g_string_free (s, FALSE);
-}
-
-/* Writes sdp-file if it is set and the description is complete and has
- * changed since the last write. Streaming thread. */
-static gboolean
-maybe_write_sdp (GstUvgRtpSink * self)
-{
-  gchar *path = NULL, *sdp = NULL;
-  GError *err = NULL;
-  gboolean ok = TRUE;
-  guint serial;
-
-  GST_OBJECT_LOCK (self);
-  serial = self->ps_serial + 1;
-  if (self->sdp_file && self->have_codec && self->sdp_written_serial != serial
-      && (self->codec == URTP_CODEC_OPUS
-          || (ps_known_mask (self) & ps_required (self->codec)) ==
-          ps_required (self->codec))) {
-    path = g_strdup (self->sdp_file);
-    sdp = build_sdp (self);
-    self->sdp_written_serial = serial;
-  }
-  GST_OBJECT_UNLOCK (self);
-
-  if (path && sdp) {
-    if (g_file_set_contents (path, sdp, -1, &err)) {
-      GST_INFO_OBJECT (self, "wrote SDP to %s", path);
-    } else {
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-          ("Could not write the SDP to '%s' (property 'sdp-file'): %s",
-              path, err->message), (NULL));
-      g_clear_error (&err);
-      ok = FALSE;
-    }
-  }
-  g_free (path);
-  g_free (sdp);
-  return ok;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Properties                                                               */
 
+/* Call with the object lock held. */
 static GstStructure *
 build_stats (GstUvgRtpSink * self)
 {
   GstUvgRtpZrtpCounters zc;
+  urtp_sendstream_stats_t st;
   GstStructure *s;
 
+  if (self->stream)
+    urtp_sendstream_get_stats (self->stream, &st);
+  else
+    st = self->last_stats;
   memset (&zc, 0, sizeof zc);
   if (self->zrtp_ctl)
     gst_uvgrtp_zrtp_ctl_get_counters (self->zrtp_ctl, &zc);
   s = gst_structure_new ("application/x-uvgrtp-sink-stats",
-      "packets", G_TYPE_UINT64, self->packets,
-      "bytes", G_TYPE_UINT64, self->bytes,
-      "access-units", G_TYPE_UINT64, self->access_units,
-      "send-errors", G_TYPE_UINT64, self->send_errors,
-      "syscalls", G_TYPE_UINT64, self->syscalls,
-      "send-messages", G_TYPE_UINT64, self->send_messages,
-      "padding-bytes", G_TYPE_UINT64, self->padding_bytes,
-      "srtp-errors", G_TYPE_UINT64, self->srtp_errors,
+      "packets", G_TYPE_UINT64, st.packets,
+      "bytes", G_TYPE_UINT64, st.bytes,
+      "access-units", G_TYPE_UINT64, st.access_units,
+      "send-errors", G_TYPE_UINT64, st.send_errors,
+      "syscalls", G_TYPE_UINT64, st.syscalls,
+      "send-messages", G_TYPE_UINT64, st.send_messages,
+      "padding-bytes", G_TYPE_UINT64, st.padding_bytes,
+      "srtp-errors", G_TYPE_UINT64, st.srtp_errors,
       "zrtp-sent", G_TYPE_UINT64, zc.sent,
       "zrtp-received", G_TYPE_UINT64, zc.received,
       "zrtp-retransmits", G_TYPE_UINT64, zc.retransmits,
@@ -1011,15 +706,15 @@ build_stats (GstUvgRtpSink * self)
       "zrtp-auth-failures", G_TYPE_UINT64, zc.auth_fail,
       "zrtp-restarts", G_TYPE_UINT64, zc.restarts,
       "zrtp-foreign", G_TYPE_UINT64, zc.foreign,
-      "zrtp-held", G_TYPE_UINT64, self->zrtp_held,
-      "zrtp-held-packets", G_TYPE_UINT64, self->zrtp_held_packets,
-      "zrtp-sent-clear", G_TYPE_UINT64, self->zrtp_sent_clear,
+      "zrtp-held", G_TYPE_UINT64, st.held_aus,
+      "zrtp-held-packets", G_TYPE_UINT64, st.held_packets,
+      "zrtp-sent-clear", G_TYPE_UINT64, st.sent_clear,
       "buffer-size", G_TYPE_INT, self->eff_buffer_size,
-      "send-mode", G_TYPE_STRING, urtp_io_mode_name (self->eff_send_mode),
+      "send-mode", G_TYPE_STRING, urtp_io_mode_name (st.tx_mode),
       "ssrc", G_TYPE_UINT, self->cur_ssrc,
       "seqnum-offset", G_TYPE_UINT, (guint) self->cur_seq_offset,
       "timestamp-offset", G_TYPE_UINT, self->cur_ts_offset,
-      "clock-rate", G_TYPE_UINT, self->have_codec ?
+      "clock-rate", G_TYPE_UINT, self->negotiated ?
       urtp_codec_clock_rate (self->codec) : 0, NULL);
 #ifdef URTP_HAVE_SRTP
   /* which libsrtp2 does the work: the private OpenSSL build or the system's */
@@ -1029,11 +724,67 @@ build_stats (GstUvgRtpSink * self)
   return s;
 }
 
+/* The session description, or NULL while the format is unknown. Call with
+ * the object lock held: the stream's own lock is taken for a moment only. */
+static gchar *
+build_sdp (GstUvgRtpSink * self)
+{
+  urtp_sdp_desc_t d;
+  gchar buf[1024], *out;
+  int n;
+
+  if (!self->stream || !self->negotiated)
+    return NULL;
+  memset (&d, 0, sizeof d);
+  d.addr = self->remote_ip ? self->remote_ip : self->host;
+  d.port = (guint16) self->port;
+  d.ttl = self->ttl_mc;
+  d.session_name = "uvgrtpsink";
+  n = urtp_sendstream_sdp (self->stream, &d, buf, sizeof buf);
+  if (n < 0)
+    return NULL;
+  if ((gsize) n < sizeof buf)
+    return g_strdup (buf);
+  out = g_malloc ((gsize) n + 1);
+  if (urtp_sendstream_sdp (self->stream, &d, out, (gsize) n + 1) != n) {
+    g_free (out);
+    return NULL;                /* the sets changed meanwhile: next time */
+  }
+  return out;
+}
+
+/* Where each property other than stats and sdp lives in the instance; its
+ * GParamSpec's value type says how to read and write it. */
+#define FIELD(f) G_STRUCT_OFFSET (GstUvgRtpSink, f)
+static const gsize prop_field[PROP_ZRTP_FIRST] = {
+  [PROP_HOST] = FIELD (host),[PROP_PORT] = FIELD (port),
+  [PROP_BIND_ADDRESS] = FIELD (bind_address),
+  [PROP_BIND_PORT] = FIELD (bind_port),
+  [PROP_BUFFER_SIZE] = FIELD (buffer_size),[PROP_TTL] = FIELD (ttl),
+  [PROP_TTL_MC] = FIELD (ttl_mc),
+  [PROP_MULTICAST_IFACE] = FIELD (multicast_iface),
+  [PROP_AUTO_MULTICAST] = FIELD (auto_multicast),[PROP_LOOP] = FIELD (loop),
+  [PROP_QOS_DSCP] = FIELD (qos_dscp),[PROP_MTU] = FIELD (mtu),
+  [PROP_PT] = FIELD (pt),[PROP_SSRC] = FIELD (ssrc),
+  [PROP_SEQNUM_OFFSET] = FIELD (seqnum_offset),
+  [PROP_TIMESTAMP_OFFSET] = FIELD (timestamp_offset),
+  [PROP_CONFIG_INTERVAL] = FIELD (config_interval),
+  [PROP_AGGREGATE_MODE] = FIELD (aggregate_mode),
+  [PROP_SEND_MODE] = FIELD (send_mode),
+  [PROP_SEND_THREAD] = FIELD (send_thread),
+  [PROP_PAD_FRAGMENTS] = FIELD (pad_fragments),
+  [PROP_SDP_FILE] = FIELD (sdp_file),[PROP_SRTP_KEY] = FIELD (srtp_key),
+  [PROP_SRTP_CIPHER] = FIELD (srtp_cipher),
+  [PROP_SRTP_AUTH] = FIELD (srtp_auth),
+};
+#undef FIELD
+
 static void
 gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstUvgRtpSink *self = GST_UVGRTP_SINK (object);
+  gpointer field;
 
   GST_OBJECT_LOCK (self);
   if (IS_ZRTP_PROP (prop_id)) {
@@ -1042,92 +793,37 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
     GST_OBJECT_UNLOCK (self);
     return;
   }
-  switch (prop_id) {
-    case PROP_HOST:
-      g_free (self->host);
-      self->host = g_value_dup_string (value);
+  if (prop_id >= PROP_ZRTP_FIRST || !prop_field[prop_id]) {
+    GST_OBJECT_UNLOCK (self);
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    return;
+  }
+  field = G_STRUCT_MEMBER_P (self, prop_field[prop_id]);
+  switch (G_TYPE_FUNDAMENTAL (G_PARAM_SPEC_VALUE_TYPE (pspec))) {
+    case G_TYPE_STRING:
+      if (prop_id == PROP_SRTP_KEY)
+        gst_uvgrtp_free_secret (*(gchar **) field);
+      else
+        g_free (*(gchar **) field);
+      *(gchar **) field = g_value_dup_string (value);
       break;
-    case PROP_PORT:
-      self->port = g_value_get_int (value);
+    case G_TYPE_INT:
+      *(gint *) field = g_value_get_int (value);
       break;
-    case PROP_BIND_ADDRESS:
-      g_free (self->bind_address);
-      self->bind_address = g_value_dup_string (value);
+    case G_TYPE_UINT:
+      *(guint *) field = g_value_get_uint (value);
       break;
-    case PROP_BIND_PORT:
-      self->bind_port = g_value_get_int (value);
+    case G_TYPE_BOOLEAN:
+      *(gboolean *) field = g_value_get_boolean (value);
       break;
-    case PROP_BUFFER_SIZE:
-      self->buffer_size = g_value_get_int (value);
-      break;
-    case PROP_TTL:
-      self->ttl = g_value_get_int (value);
-      break;
-    case PROP_TTL_MC:
-      self->ttl_mc = g_value_get_int (value);
-      break;
-    case PROP_MULTICAST_IFACE:
-      g_free (self->multicast_iface);
-      self->multicast_iface = g_value_dup_string (value);
-      break;
-    case PROP_AUTO_MULTICAST:
-      self->auto_multicast = g_value_get_boolean (value);
-      break;
-    case PROP_LOOP:
-      self->loop = g_value_get_boolean (value);
-      break;
-    case PROP_QOS_DSCP:
-      self->qos_dscp = g_value_get_int (value);
-      break;
-    case PROP_MTU:
-      self->mtu = g_value_get_uint (value);
-      break;
-    case PROP_PT:
-      self->pt = g_value_get_uint (value);
-      break;
-    case PROP_SSRC:
-      self->ssrc = g_value_get_uint (value);
-      break;
-    case PROP_SEQNUM_OFFSET:
-      self->seqnum_offset = g_value_get_int (value);
-      break;
-    case PROP_TIMESTAMP_OFFSET:
-      self->timestamp_offset = g_value_get_uint (value);
-      break;
-    case PROP_CONFIG_INTERVAL:
-      self->config_interval = g_value_get_int (value);
-      break;
-    case PROP_AGGREGATE_MODE:
-      self->aggregate_mode = g_value_get_enum (value);
-      break;
-    case PROP_SEND_MODE:
-      self->send_mode = g_value_get_enum (value);
-      break;
-    case PROP_SEND_THREAD:
-      self->send_thread = g_value_get_boolean (value);
-      break;
-    case PROP_PAD_FRAGMENTS:
-      self->pad_fragments = g_value_get_boolean (value);
-      break;
-    case PROP_SDP_FILE:
-      g_free (self->sdp_file);
-      self->sdp_file = g_value_dup_string (value);
-      self->sdp_written_serial = 0;
-      break;
-    case PROP_SRTP_KEY:
-      gst_uvgrtp_free_secret (self->srtp_key);
-      self->srtp_key = g_value_dup_string (value);
-      break;
-    case PROP_SRTP_CIPHER:
-      self->srtp_cipher = g_value_get_enum (value);
-      break;
-    case PROP_SRTP_AUTH:
-      self->srtp_auth = g_value_get_enum (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    case G_TYPE_ENUM:
+      *(gint *) field = g_value_get_enum (value);
       break;
   }
+  if (prop_id == PROP_SDP_FILE)
+    self->sdp_written_serial = 0;       /* write it (again) */
+  if (prop_id == PROP_CONFIG_INTERVAL && self->stream)
+    urtp_sendstream_set_config_interval (self->stream, self->config_interval);
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -1136,6 +832,7 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
   GstUvgRtpSink *self = GST_UVGRTP_SINK (object);
+  gpointer field;
 
   if (prop_id == PROP_STATS) {
     /* GstBaseSink's own counters (rendered, dropped, average-rate) too;
@@ -1161,91 +858,29 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
   if (IS_ZRTP_PROP (prop_id)) {
     gst_uvgrtp_zrtp_settings_get_property (&self->zrtp, self->zrtp_ctl,
         prop_id - PROP_ZRTP_FIRST, value);
-    GST_OBJECT_UNLOCK (self);
-    return;
-  }
-  switch (prop_id) {
-    case PROP_HOST:
-      g_value_set_string (value, self->host);
-      break;
-    case PROP_PORT:
-      g_value_set_int (value, self->port);
-      break;
-    case PROP_BIND_ADDRESS:
-      g_value_set_string (value, self->bind_address);
-      break;
-    case PROP_BIND_PORT:
-      g_value_set_int (value, self->bind_port);
-      break;
-    case PROP_BUFFER_SIZE:
-      g_value_set_int (value, self->buffer_size);
-      break;
-    case PROP_TTL:
-      g_value_set_int (value, self->ttl);
-      break;
-    case PROP_TTL_MC:
-      g_value_set_int (value, self->ttl_mc);
-      break;
-    case PROP_MULTICAST_IFACE:
-      g_value_set_string (value, self->multicast_iface);
-      break;
-    case PROP_AUTO_MULTICAST:
-      g_value_set_boolean (value, self->auto_multicast);
-      break;
-    case PROP_LOOP:
-      g_value_set_boolean (value, self->loop);
-      break;
-    case PROP_QOS_DSCP:
-      g_value_set_int (value, self->qos_dscp);
-      break;
-    case PROP_MTU:
-      g_value_set_uint (value, self->mtu);
-      break;
-    case PROP_PT:
-      g_value_set_uint (value, self->pt);
-      break;
-    case PROP_SSRC:
-      g_value_set_uint (value, self->ssrc);
-      break;
-    case PROP_SEQNUM_OFFSET:
-      g_value_set_int (value, self->seqnum_offset);
-      break;
-    case PROP_TIMESTAMP_OFFSET:
-      g_value_set_uint (value, self->timestamp_offset);
-      break;
-    case PROP_CONFIG_INTERVAL:
-      g_value_set_int (value, self->config_interval);
-      break;
-    case PROP_AGGREGATE_MODE:
-      g_value_set_enum (value, self->aggregate_mode);
-      break;
-    case PROP_SEND_MODE:
-      g_value_set_enum (value, self->send_mode);
-      break;
-    case PROP_SEND_THREAD:
-      g_value_set_boolean (value, self->send_thread);
-      break;
-    case PROP_PAD_FRAGMENTS:
-      g_value_set_boolean (value, self->pad_fragments);
-      break;
-    case PROP_SDP:
-      g_value_take_string (value, build_sdp (self));
-      break;
-    case PROP_SDP_FILE:
-      g_value_set_string (value, self->sdp_file);
-      break;
-    case PROP_SRTP_KEY:
-      g_value_set_string (value, self->srtp_key);
-      break;
-    case PROP_SRTP_CIPHER:
-      g_value_set_enum (value, self->srtp_cipher);
-      break;
-    case PROP_SRTP_AUTH:
-      g_value_set_enum (value, self->srtp_auth);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
+  } else if (prop_id == PROP_SDP) {
+    g_value_take_string (value, build_sdp (self));
+  } else if (prop_id < PROP_ZRTP_FIRST && prop_field[prop_id]) {
+    field = G_STRUCT_MEMBER_P (self, prop_field[prop_id]);
+    switch (G_TYPE_FUNDAMENTAL (G_PARAM_SPEC_VALUE_TYPE (pspec))) {
+      case G_TYPE_STRING:
+        g_value_set_string (value, *(gchar **) field);
+        break;
+      case G_TYPE_INT:
+        g_value_set_int (value, *(gint *) field);
+        break;
+      case G_TYPE_UINT:
+        g_value_set_uint (value, *(guint *) field);
+        break;
+      case G_TYPE_BOOLEAN:
+        g_value_set_boolean (value, *(gboolean *) field);
+        break;
+      case G_TYPE_ENUM:
+        g_value_set_enum (value, *(gint *) field);
+        break;
+    }
+  } else {
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
   }
   GST_OBJECT_UNLOCK (self);
 }
@@ -1258,35 +893,102 @@ gst_uvgrtp_sink_zrtp_set_sas_verified (GstUvgRtpSink * self, gboolean verified)
 }
 
 /* ------------------------------------------------------------------------ */
+/* The sending stream's callbacks (streaming thread)                        */
+
+static void
+release_hold (void *user, void *hold)
+{
+  GstUvgRtpSink *self = user;
+  GstUvgRtpSinkHold *h = hold;
+
+  gst_buffer_unmap (h->buf, &h->map);
+  gst_buffer_unref (h->buf);
+  h->buf = NULL;
+  h->next = self->free_holds;
+  self->free_holds = h;
+}
+
+/* ZRTP's keys, once the receiver confirmed them (lib/urtp/zrtp_ep.h). */
+static bool
+zrtp_key_sync (void *user, urtp_srtp_t * ctx)
+{
+#ifdef URTP_HAVE_ZRTP_EP
+  GstUvgRtpSink *self = user;
+
+  return urtp_zrtp_ep_sync_srtp (gst_uvgrtp_zrtp_ctl_endpoint
+      (self->zrtp_ctl), ctx, &self->zrtp_serial, TRUE, self->cur_ssrc, 0);
+#else
+  return false;                 /* no ZRTP in this build: never started */
+#endif
+}
+
+/* What was sent before the keys never reached the receiver: its decoder
+ * needs a key frame to start from. */
+static void
+zrtp_keys_ready (void *user)
+{
+  GstUvgRtpSink *self = user;
+
+  if (self->codec == URTP_CODEC_OPUS)
+    return;
+  GST_INFO_OBJECT (self, "secure: asking upstream for a key frame");
+  gst_pad_push_event (GST_BASE_SINK_PAD (self),
+      gst_video_event_new_upstream_force_key_unit (GST_CLOCK_TIME_NONE,
+          TRUE, ++self->zrtp_fku_count));
+}
+
+/* ------------------------------------------------------------------------ */
 /* Start / stop                                                             */
 
-/* Resolves name to a numeric address, preferring family if not AF_UNSPEC.
- * Returns NULL if it does not resolve. */
-static gchar *
-resolve_numeric (const gchar * name, int family, int *family_out)
+static gboolean
+resolves (const gchar * name)
 {
-  struct addrinfo hints, *res = NULL, *ai;
-  gchar buf[NI_MAXHOST];
-  gchar *out = NULL;
+  struct addrinfo hints, *res = NULL;
 
   memset (&hints, 0, sizeof (hints));
-  hints.ai_family = family;
   hints.ai_socktype = SOCK_DGRAM;
-  if (getaddrinfo (name, NULL, &hints, &res) != 0 || !res)
-    return NULL;
-  for (ai = res; ai; ai = ai->ai_next) {
-    if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
-      continue;
-    if (getnameinfo (ai->ai_addr, ai->ai_addrlen, buf, sizeof (buf), NULL, 0,
-            NI_NUMERICHOST) == 0) {
-      out = g_strdup (buf);
-      if (family_out)
-        *family_out = ai->ai_family;
-      break;
-    }
-  }
+  if (getaddrinfo (name, NULL, &hints, &res) != 0)
+    return FALSE;
   freeaddrinfo (res);
-  return out;
+  return TRUE;
+}
+
+/* urtp_sock_open() resolves and binds itself; when it fails, find out which
+ * setting was wrong and name its property. */
+static void
+post_open_error (GstUvgRtpSink * self, int r, const urtp_sock_config_t * c)
+{
+  const gchar *bind = c->bind_addr;
+
+  if (r == -ENODEV) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("No network interface '%s' (property 'multicast-iface')",
+            c->multicast_iface), (NULL));
+  } else if (r == -EADDRINUSE || r == -EADDRNOTAVAIL || r == -EACCES) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+        ("Could not bind to %s port %d (properties 'bind-address', "
+            "'bind-port'): %s", bind ? bind : "any address", c->bind_port,
+            g_strerror (-r)), (NULL));
+  } else if (bind && !resolves (bind)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("Could not resolve bind address '%s' (property 'bind-address')",
+            bind), (NULL));
+  } else if (!resolves (c->remote_addr)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("Could not resolve host '%s' (property 'host')", c->remote_addr),
+        (NULL));
+  } else if (bind && r == -EINVAL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Host '%s' (property 'host') has no address of the family of "
+            "bind address '%s' (property 'bind-address')", c->remote_addr,
+            bind), (NULL));
+  } else {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+        ("Could not open a UDP socket to %s port %d (properties 'host', "
+            "'port', 'bind-address', 'bind-port', 'multicast-iface', "
+            "'send-mode'): %s", c->remote_addr, c->remote_port,
+            g_strerror (-r)), (NULL));
+  }
 }
 
 static gboolean
@@ -1301,56 +1003,146 @@ is_multicast (const struct sockaddr_storage *a)
   return FALSE;
 }
 
+/* Opens the socket from the network properties; starts ZRTP on it. */
+static gboolean
+open_network (GstUvgRtpSink * self, const GstUvgRtpZrtpSettings * zs)
+{
+  urtp_sock_config_t c;
+  gchar *host, *bind, *iface, remote[NI_MAXHOST];
+  gint port;
+  int r;
+
+  memset (&c, 0, sizeof c);
+  GST_OBJECT_LOCK (self);
+  host = g_strdup (self->host);
+  bind = g_strdup (self->bind_address);
+  iface = g_strdup (self->multicast_iface);
+  port = self->port;
+  c.bind_port = (uint16_t) self->bind_port;
+  c.ttl = self->ttl;
+  c.ttl_mc = self->ttl_mc;
+  c.multicast_loop = self->loop;
+  c.dscp = self->qos_dscp;
+  c.sndbuf = self->buffer_size;
+  c.tx_mode = (urtp_io_mode_t) self->send_mode;
+  GST_OBJECT_UNLOCK (self);
+  c.bind_addr = bind && *bind ? bind : NULL;
+  c.remote_addr = host;
+  c.remote_port = (uint16_t) port;
+  c.multicast_iface = iface && *iface ? iface : NULL;
+  /* the ZRTP thread reads the socket with plain recvfrom(): no GRO */
+  c.rx_mode = zs->enabled ? URTP_IO_MMSG : URTP_IO_AUTO;
+
+  if (!host || !*host)
+    goto no_host;
+  if (port <= 0)
+    goto bad_port;
+  r = urtp_sock_open (&self->sock, &c);
+  if (r < 0)
+    goto open_failed;
+  self->sock_open = TRUE;
+  if (getnameinfo ((struct sockaddr *) &self->sock.remote,
+          self->sock.remote_len, remote, sizeof remote, NULL, 0,
+          NI_NUMERICHOST) != 0)
+    g_strlcpy (remote, host, sizeof remote);
+  GST_INFO_OBJECT (self, "sending to %s:%d (%s), send buffer %d bytes, "
+      "mode %s", remote, port, host, self->sock.sndbuf,
+      urtp_io_mode_name (self->sock.tx_mode));
+  GST_OBJECT_LOCK (self);
+  g_free (self->remote_ip);
+  self->remote_ip = g_strdup (remote);
+  self->eff_buffer_size = self->sock.sndbuf;
+  GST_OBJECT_UNLOCK (self);
+
+  self->zrtp_on = FALSE;
+  if (zs->enabled) {
+    GstUvgRtpZrtpCtl *ctl;
+
+    if (is_multicast (&self->sock.remote))
+      goto zrtp_multicast;
+    ctl = gst_uvgrtp_zrtp_ctl_start (GST_ELEMENT (self), zs,
+        GST_UVGRTP_ZRTP_SENDER, self->sock.fd,
+        (const struct sockaddr *) &self->sock.remote, self->sock.remote_len,
+        self->cur_ssrc);
+    if (!ctl)
+      goto fail;                /* the error is posted */
+    GST_OBJECT_LOCK (self);
+    self->zrtp_ctl = ctl;
+    GST_OBJECT_UNLOCK (self);
+    self->zrtp_on = TRUE;
+#ifdef URTP_HAVE_ZRTP_EP
+    self->zrtp_serial =
+        urtp_zrtp_ep_serial (gst_uvgrtp_zrtp_ctl_endpoint (ctl)) - 1;
+#endif
+  }
+  g_free (host);
+  g_free (bind);
+  g_free (iface);
+  return TRUE;
+
+  /* ERRORS */
+no_host:
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+      ("No host to send to (property 'host')"), (NULL));
+  goto fail;
+bad_port:
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+      ("Invalid port %d (property 'port')", port), (NULL));
+  goto fail;
+open_failed:
+  post_open_error (self, r, &c);
+  goto fail;
+zrtp_multicast:
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+      ("ZRTP needs a unicast host, not the multicast group %s (properties "
+          "'zrtp', 'host')", remote), (NULL));
+  goto fail;
+fail:
+  if (self->sock_open) {
+    urtp_sock_close (&self->sock);
+    self->sock_open = FALSE;
+  }
+  g_free (host);
+  g_free (bind);
+  g_free (iface);
+  return FALSE;
+}
+
 static gboolean
 gst_uvgrtp_sink_start (GstBaseSink * bsink)
 {
   GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
-  urtp_sock_config_t cfg;
-  gchar *host, *bind_addr, *iface, *remote = NULL, *bind_num = NULL;
+  urtp_sendstream_config_t sc;
+  urtp_srtp_config_t srtp;
+  urtp_sendstream_t *stream = NULL;
+  guint8 key[URTP_SRTP_MAX_KEY_LEN];
   gchar *srtp_key;
   GstUvgRtpSrtpCipher srtp_cipher;
   GstUvgRtpSrtpAuth srtp_auth;
   GstUvgRtpZrtpSettings zs;
   GstUvgRtpZrtpCtl *old_ctl;
-  gboolean srtp_ok, send_thread;
-  gint port, bind_port, bind_family = AF_UNSPEC, family = AF_UNSPEC;
+  gboolean ok;
   int r;
 
+  memset (&sc, 0, sizeof sc);
+  memset (&srtp, 0, sizeof srtp);
   GST_OBJECT_LOCK (self);
-  host = g_strdup (self->host);
-  bind_addr = g_strdup (self->bind_address);
-  iface = g_strdup (self->multicast_iface);
-  port = self->port;
-  bind_port = self->bind_port;
-  memset (&cfg, 0, sizeof (cfg));
-  cfg.bind_port = (uint16_t) bind_port;
-  cfg.remote_port = (uint16_t) port;
-  cfg.ttl = self->ttl;
-  cfg.ttl_mc = self->ttl_mc;
-  cfg.multicast_loop = self->loop;
-  cfg.dscp = self->qos_dscp;
-  cfg.sndbuf = self->buffer_size;
-  cfg.tx_mode = (urtp_io_mode_t) self->send_mode;
-  cfg.rx_mode = URTP_IO_AUTO;
   self->cur_ssrc = self->ssrc == G_MAXUINT ? g_random_int () : self->ssrc;
   self->cur_seq_offset = self->seqnum_offset < 0 ?
       (guint16) g_random_int_range (0, 65536) : (guint16) self->seqnum_offset;
   self->cur_ts_offset = self->timestamp_offset == G_MAXUINT ?
       g_random_int () : self->timestamp_offset;
-  self->packets = self->bytes = self->access_units = 0;
-  self->send_errors = self->syscalls = self->padding_bytes = 0;
-  self->send_messages = 0;
-  self->srtp_errors = 0;
-  self->fail_since = 0;
-  self->last_warning = 0;
+  memset (&self->last_stats, 0, sizeof self->last_stats);
+  self->last_stats.tx_mode = (urtp_io_mode_t) self->send_mode;
+  sc.ssrc = self->cur_ssrc;
+  sc.seq_start = self->cur_seq_offset;
+  sc.config_interval = self->config_interval;
+  sc.send_thread = self->send_thread;
   srtp_key = g_strdup (self->srtp_key);
   srtp_cipher = self->srtp_cipher;
   srtp_auth = self->srtp_auth;
   gst_uvgrtp_zrtp_settings_copy (&zs, &self->zrtp);
-  /* the ZRTP thread reads the socket with plain recvfrom(): no GRO */
-  if (zs.enabled)
-    cfg.rx_mode = URTP_IO_MMSG;
-  self->zrtp_held = self->zrtp_held_packets = self->zrtp_sent_clear = 0;
+  sc.allow_clear = zs.allow_clear;
   old_ctl = self->zrtp_ctl;
   self->zrtp_ctl = NULL;
   GST_OBJECT_UNLOCK (self);
@@ -1358,343 +1150,148 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
 
   if (zs.enabled && srtp_key && *srtp_key) {
     gst_uvgrtp_free_secret (srtp_key);
+    gst_uvgrtp_zrtp_settings_clear (&zs);
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("Properties 'zrtp' and 'srtp-key' cannot be used together: ZRTP "
             "agrees the SRTP keys itself"), (NULL));
-    goto fail;
+    return FALSE;
   }
-
   /* SRTP first: a bad key is reported before any network setting */
-  srtp_ok = gst_uvgrtp_srtp_open (GST_ELEMENT (self), &self->srtp,
-      URTP_SRTP_OUTBOUND, srtp_key, srtp_cipher, srtp_auth, self->cur_ssrc, 0);
+  ok = gst_uvgrtp_srtp_parse (GST_ELEMENT (self), srtp_key, srtp_cipher,
+      srtp_auth, &srtp, key) && open_network (self, &zs);
   gst_uvgrtp_free_secret (srtp_key);
-  if (!srtp_ok)
+  gst_uvgrtp_zrtp_settings_clear (&zs);
+  if (!ok)
     goto fail;
 
-  if (!host || !*host)
-    goto no_host;
-  if (port <= 0)
-    goto bad_port;
-  if (bind_addr && *bind_addr) {
-    bind_num = resolve_numeric (bind_addr, AF_UNSPEC, &bind_family);
-    if (!bind_num)
-      goto bad_bind_address;
+  sc.srtp = srtp.key_len ? &srtp : NULL;
+  if (self->zrtp_on) {
+    sc.key_sync = zrtp_key_sync;
+    sc.keys_ready = zrtp_keys_ready;
   }
-  if (iface && *iface && if_nametoindex (iface) == 0)
-    goto bad_iface;
-
-  remote = resolve_numeric (host, bind_family, &family);
-  if (!remote && bind_family != AF_UNSPEC) {
-    if (resolve_numeric (host, AF_UNSPEC, NULL))
-      goto family_mismatch;
+  sc.release = release_hold;
+  sc.user = self;
+  sc.fail_timeout_ns = (int64_t) FAIL_ERROR_S * GST_SECOND;
+  r = urtp_sendstream_new (&stream, &self->sock, &sc);
+  if (r < 0 && sc.send_thread && r != -ENOTSUP && r != -EINVAL) {
+    GST_WARNING_OBJECT (self, "no send thread (%s): sending inline",
+        g_strerror (-r));
+    sc.send_thread = FALSE;
+    r = urtp_sendstream_new (&stream, &self->sock, &sc);
   }
-  if (!remote)
-    goto unresolved;
-
-  cfg.bind_addr = bind_num;
-  cfg.remote_addr = remote;
-  cfg.multicast_iface = (iface && *iface) ? iface : NULL;
-  r = urtp_sock_open (&self->sock, &cfg);
   if (r < 0)
-    goto open_failed;
-  self->sock_open = TRUE;
+    goto stream_failed;
+  explicit_bzero (key, sizeof key);
 
   GST_OBJECT_LOCK (self);
-  g_free (self->remote_ip);
-  self->remote_ip = g_strdup (remote);
-  self->eff_buffer_size = self->sock.sndbuf;
-  self->eff_send_mode = self->sock.tx_mode;
+  self->stream = stream;
+  self->negotiated = FALSE;
+  self->sdp_written_serial = 0;
   GST_OBJECT_UNLOCK (self);
-
-  GST_INFO_OBJECT (self, "sending to %s:%d (%s), send buffer %d bytes, "
-      "mode %s", remote, port, host, self->sock.sndbuf,
-      urtp_io_mode_name (self->sock.tx_mode));
-
-  self->zrtp_on = FALSE;
-  if (zs.enabled) {
-    GstUvgRtpZrtpCtl *ctl;
-
-    if (is_multicast (&self->sock.remote))
-      goto zrtp_multicast;
-    ctl = gst_uvgrtp_zrtp_ctl_start (GST_ELEMENT (self), &zs,
-        GST_UVGRTP_ZRTP_SENDER, self->sock.fd,
-        (const struct sockaddr *) &self->sock.remote, self->sock.remote_len,
-        self->cur_ssrc);
-    if (!ctl)
-      goto zrtp_failed;
-    GST_OBJECT_LOCK (self);
-    self->zrtp_ctl = ctl;
-    GST_OBJECT_UNLOCK (self);
-    self->zrtp_on = TRUE;
-    self->zrtp_allow_clear = zs.allow_clear;
-    self->zrtp_serial = gst_uvgrtp_zrtp_ctl_serial (ctl) - 1;
-    self->zrtp_aus_mark = 0;
-  }
-  gst_uvgrtp_zrtp_settings_clear (&zs);
-
-  GST_OBJECT_LOCK (self);
-  send_thread = self->send_thread;
-  self->tx_flow = GST_FLOW_OK;
-  GST_OBJECT_UNLOCK (self);
-  if (send_thread) {
-    r = urtp_sender_start (&self->sender, &self->sock, sender_done, self);
-    if (r < 0)
-      GST_WARNING_OBJECT (self, "no send thread (%s): sending inline",
-          g_strerror (-r));
-  }
-
   self->last_rtptime = self->cur_ts_offset;
   self->last_running_time = GST_CLOCK_TIME_NONE;
-  self->last_config = GST_CLOCK_TIME_NONE;
-  self->au_ps_mask = 0;
-  self->au_vcl_seen = FALSE;
-  self->au_pts = GST_CLOCK_TIME_NONE;
+  self->errors_logged = self->srtp_errors_logged = 0;
+  self->last_warning = 0;
   self->warned_no_ps = FALSE;
-  self->opus_marker = TRUE;
-
-  g_free (host);
-  g_free (bind_addr);
-  g_free (iface);
-  g_free (remote);
-  g_free (bind_num);
+  g_atomic_int_set (&self->unlocked, 0);
   return TRUE;
 
   /* ERRORS */
-zrtp_multicast:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("ZRTP needs a unicast host, not the multicast group %s (properties "
-            "'zrtp', 'host')", remote), (NULL));
-    goto zrtp_close;
+stream_failed:
+  if (sc.srtp)
+    gst_uvgrtp_srtp_post_init_error (GST_ELEMENT (self), r, srtp_cipher,
+        srtp.profile, 0);
+  else
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
+        ("Could not set up the sending stream: %s", g_strerror (-r)));
+  if (self->zrtp_on) {
+    gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
+    self->zrtp_on = FALSE;
   }
-zrtp_failed:
-  {
-    /* the error is posted */
-    goto zrtp_close;
-  }
-zrtp_close:
-  {
-    urtp_sock_close (&self->sock);
-    self->sock_open = FALSE;
-    goto fail;
-  }
-no_host:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("No host to send to (property 'host')"), (NULL));
-    goto fail;
-  }
-bad_port:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("Invalid port %d (property 'port')", port), (NULL));
-    goto fail;
-  }
-bad_bind_address:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("Could not resolve bind address '%s' (property 'bind-address')",
-            bind_addr), (NULL));
-    goto fail;
-  }
-bad_iface:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("No network interface '%s' (property 'multicast-iface')", iface),
-        (NULL));
-    goto fail;
-  }
-family_mismatch:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("Host '%s' (property 'host') has no address of the family of "
-            "bind address '%s' (property 'bind-address')", host, bind_addr),
-        (NULL));
-    goto fail;
-  }
-unresolved:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("Could not resolve host '%s' (property 'host')", host), (NULL));
-    goto fail;
-  }
-open_failed:
-  {
-    if (r == -EADDRINUSE || r == -EADDRNOTAVAIL || r == -EACCES) {
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-          ("Could not bind to %s port %d (properties 'bind-address', "
-              "'bind-port'): %s", bind_num ? bind_num : "any address",
-              bind_port, g_strerror (-r)), (NULL));
-    } else if (r == -ENODEV) {
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-          ("Could not use interface '%s' (property 'multicast-iface'): %s",
-              iface ? iface : "(default)", g_strerror (-r)), (NULL));
-    } else {
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-          ("Could not open a UDP socket to %s port %d (properties 'host', "
-              "'port', 'bind-address', 'bind-port', 'multicast-iface', "
-              "'send-mode'): %s", remote, port, g_strerror (-r)), (NULL));
-    }
-    goto fail;
-  }
+  urtp_sock_close (&self->sock);
+  self->sock_open = FALSE;
+  goto fail;
 fail:
-  {
-    gst_uvgrtp_srtp_close (&self->srtp);
-    gst_uvgrtp_zrtp_settings_clear (&zs);
-    g_free (host);
-    g_free (bind_addr);
-    g_free (iface);
-    g_free (remote);
-    g_free (bind_num);
-    return FALSE;
-  }
+  explicit_bzero (key, sizeof key);
+  return FALSE;
 }
 
 static gboolean
 gst_uvgrtp_sink_stop (GstBaseSink * bsink)
 {
   GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
+  urtp_sendstream_t *stream = self->stream;
 
   /* before the socket closes; the last state stays readable */
   if (self->zrtp_on) {
     gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
     self->zrtp_on = FALSE;
   }
-  /* the access unit in flight goes out first */
-  if (self->sender) {
-    urtp_sender_stop (self->sender);
-    self->sender = NULL;
-  }
-  for (guint i = 0; i < 2; i++)
-    hold_release (&self->hold[i]);
-  if (self->sock_open) {
+  if (stream) {
+    /* what the socket takes at once still goes out; a send waiting for
+     * room must not hold up the state change */
+    urtp_sendstream_unlock (stream);
+    urtp_sendstream_drop (stream);
     GST_OBJECT_LOCK (self);
-    self->syscalls = self->sock.tx_syscalls;
-    self->send_messages = self->sock.tx_msgs;
+    urtp_sendstream_get_stats (stream, &self->last_stats);
+    self->stream = NULL;
+    self->negotiated = FALSE;
+    self->sdp_written_serial = 0;
     GST_OBJECT_UNLOCK (self);
+    urtp_sendstream_free (stream);
+  }
+  if (self->sock_open) {
     urtp_sock_close (&self->sock);
     self->sock_open = FALSE;
   }
-  if (self->have_pay) {
-    urtp_pay_destroy (&self->pay);
-    self->have_pay = FALSE;
-  }
-  gst_uvgrtp_srtp_close (&self->srtp);
-  for (guint i = 0; i < 2; i++) {
-    urtp_batch_free (&self->batch_store[i]);
-    urtp_batch_init (&self->batch_store[i]);
-    urtp_batch_free (&self->srtp_store[i]);
-    urtp_batch_init (&self->srtp_store[i]);
-  }
-  self->cur = 0;
-  self->batch = &self->batch_store[0];
-  self->srtp_batch = &self->srtp_store[0];
-  g_free (self->nals);
-  self->nals = NULL;
-  self->nals_cap = 0;
-  ps_clear_all (self);
-
-  GST_OBJECT_LOCK (self);
-  self->have_codec = FALSE;
-  self->sdp_written_serial = 0;
-  GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Caps                                                                     */
 
-static guint16
-rd16 (const guint8 * p)
+static const gchar *
+codec_display_name (urtp_codec_t codec)
 {
-  return (guint16) (p[0] << 8 | p[1]);
+  static const gchar *const names[] = { "H.264", "H.265", "H.266", "Opus" };
+
+  return names[codec];
 }
 
-/* Adds one parameter set from codec_data to the known ones. */
-static void
-ps_add_known (GstUvgRtpSink * self, const guint8 * nal, gsize len)
+/* Writes sdp-file if it is set and the description is complete and has
+ * changed since the last write. Streaming thread. */
+static gboolean
+maybe_write_sdp (GstUvgRtpSink * self)
 {
-  const urtp_h26x_desc_t *d = urtp_h26x_desc (self->codec);
-  gint kind;
+  const urtp_params_t *ps = urtp_sendstream_params (self->stream);
+  gchar *path = NULL, *sdp = NULL;
+  GError *err = NULL;
+  gboolean ok = TRUE;
+  guint serial = ps->serial + 1;
 
-  if (len < d->hdr_len)
-    return;
-  kind = ps_kind (self->codec, urtp_h26x_type (d, nal));
-  if (kind < 0 || self->ps[kind]->len >= PS_MAX_PER_KIND)
-    return;
   GST_OBJECT_LOCK (self);
-  g_ptr_array_add (self->ps[kind], g_bytes_new (nal, len));
-  self->ps_serial++;
+  if (self->sdp_file && self->negotiated && self->sdp_written_serial != serial
+      && (self->codec == URTP_CODEC_OPUS || urtp_params_complete (ps))) {
+    path = g_strdup (self->sdp_file);
+    sdp = build_sdp (self);
+    self->sdp_written_serial = serial;
+  }
   GST_OBJECT_UNLOCK (self);
-}
 
-/* avcC (ISO/IEC 14496-15, 5.3.3.1): version, profile, compatibility, level,
- * 6 bits reserved | lengthSizeMinusOne, 3 bits reserved | numOfSPS, SPS
- * with 16-bit lengths, numOfPPS, PPS with 16-bit lengths. Returns the NAL
- * length size, or 0 if the record is malformed. */
-static guint
-parse_avcc (GstUvgRtpSink * self, const guint8 * p, gsize len)
-{
-  gsize off = 6;
-  guint nal_len_size, n;
-
-  if (len < 7 || p[0] != 1)
-    return 0;
-  nal_len_size = (p[4] & 3) + 1;
-  for (guint arr = 0; arr < 2; arr++) {
-    if (off >= len)
-      return 0;
-    n = arr == 0 ? (p[5] & 0x1f) : p[off++];
-    if (arr == 0)
-      off = 6;
-    for (guint i = 0; i < n; i++) {
-      guint l;
-      if (off + 2 > len)
-        return 0;
-      l = rd16 (p + off);
-      off += 2;
-      if (l > len - off)
-        return 0;
-      ps_add_known (self, p + off, l);
-      off += l;
+  if (path && sdp) {
+    if (g_file_set_contents (path, sdp, -1, &err)) {
+      GST_INFO_OBJECT (self, "wrote SDP to %s", path);
+    } else {
+      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+          ("Could not write the SDP to '%s' (property 'sdp-file'): %s",
+              path, err->message), (NULL));
+      g_clear_error (&err);
+      ok = FALSE;
     }
   }
-  return nal_len_size;
-}
-
-/* hvcC (ISO/IEC 14496-15, 8.3.3.1): 21 bytes of profile information, a byte
- * ending in lengthSizeMinusOne, numOfArrays, then per array: a byte with the
- * NAL unit type in its low 6 bits, numNalus (16 bits), NAL units with
- * 16-bit lengths. Returns the NAL length size, or 0 if malformed. */
-static guint
-parse_hvcc (GstUvgRtpSink * self, const guint8 * p, gsize len)
-{
-  gsize off = 23;
-  guint nal_len_size, arrays;
-
-  if (len < 23)
-    return 0;
-  nal_len_size = (p[21] & 3) + 1;
-  arrays = p[22];
-  for (guint a = 0; a < arrays; a++) {
-    guint n;
-    if (off + 3 > len)
-      return 0;
-    n = rd16 (p + off + 1);
-    off += 3;
-    for (guint i = 0; i < n; i++) {
-      guint l;
-      if (off + 2 > len)
-        return 0;
-      l = rd16 (p + off);
-      off += 2;
-      if (l > len - off)
-        return 0;
-      ps_add_known (self, p + off, l);
-      off += l;
-    }
-  }
-  return nal_len_size;
+  g_free (path);
+  g_free (sdp);
+  return ok;
 }
 
 static gboolean
@@ -1703,41 +1300,28 @@ gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
   GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
   GstStructure *st = gst_caps_get_structure (caps, 0);
   const gchar *name = gst_structure_get_name (st);
-  const gchar *format, *alignment;
-  const GValue *cd_val;
-  urtp_codec_t codec;
-  urtp_pay_config_t pcfg;
-  guint nal_len_size = 0;
-  gboolean align_au = TRUE;
+  const gchar *format = NULL, *alignment = NULL;
+  const GValue *cd_val = gst_structure_get_value (st, "codec_data");
+  urtp_sendstream_format_t fmt;
+  gboolean prefixed = FALSE;
   gint channels = 0, family = 0;
-  guint mtu;
-  GstUvgRtpAggregateMode agg;
   int r;
 
   GST_DEBUG_OBJECT (self, "caps %" GST_PTR_FORMAT, caps);
 
+  memset (&fmt, 0, sizeof fmt);
   if (g_str_equal (name, "video/x-h264"))
-    codec = URTP_CODEC_H264;
+    fmt.codec = URTP_CODEC_H264;
   else if (g_str_equal (name, "video/x-h265"))
-    codec = URTP_CODEC_H265;
+    fmt.codec = URTP_CODEC_H265;
   else if (g_str_equal (name, "video/x-h266"))
-    codec = URTP_CODEC_H266;
+    fmt.codec = URTP_CODEC_H266;
   else if (g_str_equal (name, "audio/x-opus"))
-    codec = URTP_CODEC_OPUS;
+    fmt.codec = URTP_CODEC_OPUS;
   else
     goto bad_caps;
 
-  /* Another codec, or a new configuration record: forget the parameter
-   * sets known so far. Caps updated mid-stream without codec_data keep
-   * them (an encoder may send them in band only once, at the start). */
-  cd_val = gst_structure_get_value (st, "codec_data");
-  if (!self->have_codec || self->codec != codec || cd_val)
-    ps_clear_all (self);
-  GST_OBJECT_LOCK (self);
-  self->codec = codec;
-  GST_OBJECT_UNLOCK (self);
-
-  if (codec == URTP_CODEC_OPUS) {
+  if (fmt.codec == URTP_CODEC_OPUS) {
     if (gst_structure_get_int (st, "channel-mapping-family", &family)
         && family != 0)
       goto bad_opus_family;
@@ -1745,94 +1329,83 @@ gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
       channels = 2;
     if (channels < 1 || channels > 2)
       goto bad_opus_channels;
+    fmt.channels = (guint) channels;
   } else {
     format = gst_structure_get_string (st, "stream-format");
     alignment = gst_structure_get_string (st, "alignment");
     if (!format || !alignment)
       goto bad_caps;
-    align_au = g_str_equal (alignment, "au");
-    if (g_str_equal (format, "byte-stream")) {
-      if (!align_au && !g_str_equal (alignment, "nal"))
-        goto bad_caps;
-      /* Some elements put a configuration record in byte-stream caps too:
-       * use its parameter sets, ignore its NAL length size. */
-      if (cd_val && GST_VALUE_HOLDS_BUFFER (cd_val)) {
-        GstMapInfo map;
-        GstBuffer *cd = gst_value_get_buffer (cd_val);
-        if (gst_buffer_map (cd, &map, GST_MAP_READ)) {
-          if (codec == URTP_CODEC_H264)
-            parse_avcc (self, map.data, map.size);
-          else if (codec == URTP_CODEC_H265)
-            parse_hvcc (self, map.data, map.size);
-          gst_buffer_unmap (cd, &map);
-        }
-      }
-    } else {
-      GstMapInfo map;
-      GstBuffer *cd;
-
-      if (!align_au)
-        goto bad_caps;
-      if ((codec == URTP_CODEC_H264 && !g_str_equal (format, "avc"))
-          || (codec == URTP_CODEC_H265 && !g_str_equal (format, "hvc1")
+    fmt.align_nal = g_str_equal (alignment, "nal");
+    if (!fmt.align_nal && !g_str_equal (alignment, "au"))
+      goto bad_caps;
+    if (!g_str_equal (format, "byte-stream")) {
+      /* avc, hvc1, hev1: NAL units after lengths of codec_data's size */
+      if (fmt.align_nal
+          || (fmt.codec == URTP_CODEC_H264 && !g_str_equal (format, "avc"))
+          || (fmt.codec == URTP_CODEC_H265 && !g_str_equal (format, "hvc1")
               && !g_str_equal (format, "hev1"))
-          || codec == URTP_CODEC_H266)
+          || fmt.codec == URTP_CODEC_H266)
         goto bad_caps;
       if (!cd_val || !GST_VALUE_HOLDS_BUFFER (cd_val))
         goto no_codec_data;
-      cd = gst_value_get_buffer (cd_val);
-      if (!gst_buffer_map (cd, &map, GST_MAP_READ))
-        goto no_codec_data;
-      if (codec == URTP_CODEC_H264)
-        nal_len_size = parse_avcc (self, map.data, map.size);
-      else
-        nal_len_size = parse_hvcc (self, map.data, map.size);
-      gst_buffer_unmap (cd, &map);
-      if (nal_len_size == 0)
-        goto bad_codec_data;
+      prefixed = TRUE;
+      fmt.input = URTP_INPUT_LENGTH_PREFIXED;
     }
   }
 
   GST_OBJECT_LOCK (self);
-  mtu = self->mtu;
-  agg = self->aggregate_mode;
-  memset (&pcfg, 0, sizeof (pcfg));
-  pcfg.codec = codec;
-  pcfg.pt = (uint8_t) self->pt;
-  pcfg.ssrc = self->cur_ssrc;
-  pcfg.seq_start = self->have_pay ? self->pay.seq : self->cur_seq_offset;
-  pcfg.mtu = mtu;
-  pcfg.aggregate = agg != GST_UVGRTP_AGGREGATE_NONE;
-  /* padding buys nothing where packets go one per message */
-  pcfg.pad_fragments = self->pad_fragments && self->sock.tx_mode == URTP_IO_GSO;
+  fmt.pt = (uint8_t) self->pt;
+  fmt.mtu = self->mtu;
+  fmt.aggregate = self->aggregate_mode != GST_UVGRTP_AGGREGATE_NONE;
+  fmt.pad_fragments = self->pad_fragments;
   GST_OBJECT_UNLOCK (self);
-
-  if (mtu < URTP_PAY_MIN_MTU)
+  if (fmt.mtu < URTP_PAY_MIN_MTU)
     goto mtu_too_small;
-  if (self->srtp.session && mtu > 65535 - self->srtp.rtp_trailer)
-    goto mtu_too_large;
-  if (self->have_pay) {
-    urtp_pay_destroy (&self->pay);
-    self->have_pay = FALSE;
+
+  /* A new codec forgets the parameter sets known so far; caps updated
+   * mid-stream without codec_data keep them (an encoder may send them in
+   * band only once, at the start); new codec_data replaces them. */
+  r = urtp_sendstream_set_format (self->stream, &fmt);
+  if (r == -EINTR) {
+    /* a flush is under way: what waited to be sent goes */
+    urtp_sendstream_drop (self->stream);
+    r = urtp_sendstream_set_format (self->stream, &fmt);
   }
-  r = urtp_pay_init (&self->pay, &pcfg);
+  if (r == -EMSGSIZE)
+    goto mtu_too_large;
   if (r < 0)
-    goto pay_init_failed;
-  self->have_pay = TRUE;
-  self->nal_length_size = nal_len_size;
-  self->align_au = align_au;
-  self->au_ps_mask = 0;
-  self->au_vcl_seen = FALSE;
+    goto format_failed;
 
+  if (cd_val && GST_VALUE_HOLDS_BUFFER (cd_val)) {
+    GstBuffer *cd = gst_value_get_buffer (cd_val);
+    GstMapInfo map;
+
+    if (!gst_buffer_map (cd, &map, GST_MAP_READ))
+      goto bad_codec_data;
+    r = urtp_sendstream_set_codec_data (self->stream, map.data, map.size);
+    if (r == -EINTR) {
+      urtp_sendstream_drop (self->stream);
+      r = urtp_sendstream_set_codec_data (self->stream, map.data, map.size);
+    }
+    gst_buffer_unmap (cd, &map);
+    /* Some elements put a configuration record in byte-stream caps too:
+     * its parameter sets are used when it parses, and it is no error when
+     * it does not. */
+    if (r < 0 && prefixed)
+      goto bad_codec_data;
+    if (r < 0)
+      GST_DEBUG_OBJECT (self, "ignoring codec_data: %s", g_strerror (-r));
+  }
+
+  self->cur_mtu = (guint) fmt.mtu;
   GST_OBJECT_LOCK (self);
-  self->opus_channels = (guint) channels;
-  self->have_codec = TRUE;
+  self->codec = fmt.codec;
+  self->negotiated = TRUE;
   GST_OBJECT_UNLOCK (self);
-
-  GST_INFO_OBJECT (self, "%s, %s, NAL length size %u, mtu %u, aggregate %d",
-      codec_display_name (codec), align_au ? "au" : "nal", nal_len_size, mtu,
-      pcfg.aggregate);
-
+  GST_INFO_OBJECT (self, "%s, %s, mtu %u, aggregate %d",
+      codec_display_name (fmt.codec), fmt.codec == URTP_CODEC_OPUS ? "-" :
+      prefixed ? "length-prefixed" : fmt.align_nal ? "nal" : "au",
+      (guint) fmt.mtu, fmt.aggregate);
   return maybe_write_sdp (self);
 
   /* ERRORS */
@@ -1860,33 +1433,34 @@ no_codec_data:
   {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("Length-prefixed %s input needs codec_data in its caps",
-            codec_display_name (codec)), (NULL));
+            codec_display_name (fmt.codec)), (NULL));
     return FALSE;
   }
 bad_codec_data:
   {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Malformed %s codec_data", codec_display_name (codec)), (NULL));
+        ("Malformed %s codec_data", codec_display_name (fmt.codec)), (NULL));
     return FALSE;
   }
 mtu_too_small:
   {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("MTU %u is too small for the %s payload format (property 'mtu', "
-            "at least %u)", mtu, codec_display_name (codec),
+            "at least %u)", (guint) fmt.mtu, codec_display_name (fmt.codec),
             (guint) URTP_PAY_MIN_MTU), (NULL));
     return FALSE;
   }
 mtu_too_large:
   {
+    guint max = (guint) urtp_sendstream_mtu_max (self->stream);
+
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("MTU %u leaves no room for the %u-byte SRTP tag in a UDP datagram "
             "(property 'mtu', at most %u with this srtp-cipher and srtp-auth)",
-            mtu, (guint) self->srtp.rtp_trailer,
-            (guint) (65535 - self->srtp.rtp_trailer)), (NULL));
+            (guint) fmt.mtu, 65535 - max, max), (NULL));
     return FALSE;
   }
-pay_init_failed:
+format_failed:
   {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("Invalid payloader settings (properties 'mtu', 'pt'): %s",
@@ -1897,143 +1471,6 @@ pay_init_failed:
 
 /* ------------------------------------------------------------------------ */
 /* Streaming                                                                */
-
-static void
-nals_reserve (GstUvgRtpSink * self, gsize n)
-{
-  if (n > self->nals_cap) {
-    gsize cap = self->nals_cap ? self->nals_cap : 32;
-    while (cap < n)
-      cap *= 2;
-    self->nals = g_renew (urtp_nal_t, self->nals, cap);
-    self->nals_cap = cap;
-  }
-}
-
-/* Splits a buffer into NAL units in self->nals, leaving room for the
- * parameter sets that may be inserted. Returns the count, or -1 for
- * malformed length-prefixed data. */
-static gssize
-split_nals (GstUvgRtpSink * self, const guint8 * data, gsize size,
-    gsize spare)
-{
-  gsize n = 0;
-
-  if (self->nal_length_size == 0) {
-    if (self->nals_cap < spare + 32)
-      nals_reserve (self, spare + 32);
-    n = urtp_scl_split (data, size, self->nals, self->nals_cap - spare);
-    if (n > self->nals_cap - spare) {
-      nals_reserve (self, n + spare);
-      n = urtp_scl_split (data, size, self->nals, self->nals_cap - spare);
-    }
-    return (gssize) n;
-  } else {
-    const guint ls = self->nal_length_size;
-    gsize off = 0;
-
-    while (off < size) {
-      gsize len = 0;
-      if (size - off < ls)
-        return -1;
-      for (guint i = 0; i < ls; i++)
-        len = len << 8 | data[off + i];
-      off += ls;
-      if (len > size - off)
-        return -1;
-      if (len > 0) {
-        nals_reserve (self, n + 1 + spare);
-        self->nals[n].data = data + off;
-        self->nals[n].len = len;
-        n++;
-      }
-      off += len;
-    }
-    return (gssize) n;
-  }
-}
-
-/* Makes the parameter sets gathered in band in this access unit the known
- * ones, for the kinds the access unit carried. */
-static void
-commit_pending_ps (GstUvgRtpSink * self)
-{
-  gboolean changed = FALSE;
-
-  if (self->au_ps_mask == 0)
-    return;
-  /* replaced sets are freed below, and the batch in flight may point into
-   * them (config-interval): rare, in-band sets come with key frames */
-  tx_drain (self);
-  GST_OBJECT_LOCK (self);
-  for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++) {
-    GPtrArray *tmp;
-    if (!(self->au_ps_mask & PS_BIT (k)) || self->pending_ps[k]->len == 0)
-      continue;
-    if (!ps_lists_equal (self->ps[k], self->pending_ps[k])) {
-      tmp = self->ps[k];
-      self->ps[k] = self->pending_ps[k];
-      self->pending_ps[k] = tmp;
-      changed = TRUE;
-    }
-    g_ptr_array_set_size (self->pending_ps[k], 0);
-  }
-  if (changed)
-    self->ps_serial++;
-  GST_OBJECT_UNLOCK (self);
-  if (changed)
-    GST_DEBUG_OBJECT (self, "parameter sets updated from the stream");
-}
-
-static void
-au_reset (GstUvgRtpSink * self)
-{
-  self->au_ps_mask = 0;
-  self->au_vcl_seen = FALSE;
-  for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++)
-    g_ptr_array_set_size (self->pending_ps[k], 0);
-}
-
-/* Inserts the known parameter sets at position at of the n NAL units in
- * self->nals (room was reserved), skipping kinds in `have`. Returns the new
- * count. The inserted entries point into the known sets, which stay
- * unchanged until after this buffer has been sent. */
-static gsize
-insert_ps (GstUvgRtpSink * self, gsize n, gsize at, guint have)
-{
-  gsize count = 0, i;
-
-  for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++)
-    if (!(have & PS_BIT (k)))
-      count += self->ps[k]->len;
-  if (count == 0)
-    return n;
-  memmove (self->nals + at + count, self->nals + at,
-      (n - at) * sizeof (urtp_nal_t));
-  i = at;
-  for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++) {
-    if (have & PS_BIT (k))
-      continue;
-    for (guint j = 0; j < self->ps[k]->len; j++) {
-      gsize len;
-      self->nals[i].data =
-          g_bytes_get_data (g_ptr_array_index (self->ps[k], j), &len);
-      self->nals[i].len = len;
-      i++;
-    }
-  }
-  return n + count;
-}
-
-static gsize
-ps_count (GstUvgRtpSink * self)
-{
-  gsize count = 0;
-
-  for (guint k = 0; k < GST_UVGRTP_SINK_PS_KINDS; k++)
-    count += self->ps[k]->len;
-  return count;
-}
 
 /* RTP timestamp of buf from its running time. */
 static guint32
@@ -2060,458 +1497,172 @@ rtp_time (GstUvgRtpSink * self, GstBuffer * buf, GstClockTime * running)
   return self->last_rtptime;
 }
 
-/* Whether config-interval asks for parameter sets before the IRAP picture
- * at running time rt. */
-static gboolean
-want_config (GstUvgRtpSink * self, GstClockTime rt)
+static void
+post_send_failed (GstUvgRtpSink * self)
 {
-  gint interval;
+  urtp_sendstream_stats_t st;
 
-  GST_OBJECT_LOCK (self);
-  interval = self->config_interval;
-  GST_OBJECT_UNLOCK (self);
-  if (interval == 0)
-    return FALSE;
-  if (interval < 0 || !GST_CLOCK_TIME_IS_VALID (self->last_config)
-      || !GST_CLOCK_TIME_IS_VALID (rt) || rt < self->last_config)
-    return TRUE;
-  return rt - self->last_config >= (GstClockTime) interval * GST_SECOND;
+  urtp_sendstream_get_stats (self->stream, &st);
+  GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+      ("Sending to %s port %d has failed for %d seconds", self->remote_ip,
+          self->port, FAIL_ERROR_S), ("last error: %s",
+          g_strerror (st.last_error)));
 }
 
-/* Packetizes one mapped buffer into self->batch-> */
+/* Maps buf and hands it to the stream, which packetizes it into the batch
+ * of this render; the mapping is released once no packet needs it. */
 static GstFlowReturn
-pay_buffer (GstUvgRtpSink * self, GstBuffer * buf, const GstMapInfo * map)
+push_buffer (GstUvgRtpSink * self, GstBuffer * buf)
 {
+  GstUvgRtpSinkHold *h = self->free_holds;
   GstClockTime rt;
   guint32 ts = rtp_time (self, buf, &rt);
-  gboolean end_of_au;
+  guint flags = 0;
+  gsize size;
   int r;
 
-  if (map->size == 0)
+  if (h)
+    self->free_holds = h->next;
+  else
+    h = g_new0 (GstUvgRtpSinkHold, 1);
+  if (!gst_buffer_map (buf, &h->map, GST_MAP_READ)) {
+    h->next = self->free_holds;
+    self->free_holds = h;
+    GST_ELEMENT_ERROR (self, RESOURCE, READ, (NULL),
+        ("Could not map buffer"));
+    return GST_FLOW_ERROR;
+  }
+  h->buf = gst_buffer_ref (buf);
+  size = h->map.size;
+  if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_MARKER))
+    flags |= URTP_SEND_END_AU;
+  if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DISCONT)
+      || GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_RESYNC))
+    flags |= URTP_SEND_DISCONT;
+  if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_HEADER))
+    flags |= URTP_SEND_HEADER;
+
+  /* h goes back to the free list through release_hold(), in every case */
+  r = urtp_sendstream_push (self->stream, h->map.data, size, ts,
+      GST_CLOCK_TIME_IS_VALID (rt) ? (gint64) rt : -1, flags, h);
+  if (r >= 0)
     return GST_FLOW_OK;
 
-  if (self->codec == URTP_CODEC_OPUS) {
-    /* Stream headers (OpusHead, OpusTags) are not sent over RTP. */
-    if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_HEADER)
-        || (map->size >= 8 && (memcmp (map->data, "OpusHead", 8) == 0
-                || memcmp (map->data, "OpusTags", 8) == 0)))
+  switch (r) {
+    case -EBADMSG:
+      GST_ELEMENT_WARNING (self, STREAM, DECODE, (NULL),
+          ("Dropping a buffer whose NAL unit lengths overrun it (%"
+              G_GSIZE_FORMAT " bytes)", size));
       return GST_FLOW_OK;
-    if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_DISCONT)
-        || GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_RESYNC))
-      self->opus_marker = TRUE;
-    r = urtp_pay_frame (&self->pay, map->data, map->size, ts,
-        self->opus_marker, self->batch);
-    if (r == -EMSGSIZE)
-      goto too_big;
-    if (r < 0)
-      goto pay_failed;
-    self->opus_marker = FALSE;
-    GST_OBJECT_LOCK (self);
-    self->access_units++;
-    GST_OBJECT_UNLOCK (self);
-    return GST_FLOW_OK;
-  } else {
-    const urtp_h26x_desc_t *d = urtp_h26x_desc (self->codec);
-    gsize spare = ps_count (self);
-    gssize sn;
-    gsize n, first_vcl = G_MAXSIZE, insert_at = 0;
-    gboolean leading_aud = TRUE, key = FALSE;
-    guint64 pad0;
-
-    /* NAL-aligned input without markers: a new timestamp starts an AU. */
-    if (self->align_au || (GST_BUFFER_PTS_IS_VALID (buf)
-            && GST_BUFFER_PTS (buf) != self->au_pts && self->au_vcl_seen))
-      au_reset (self);
-    if (GST_BUFFER_PTS_IS_VALID (buf))
-      self->au_pts = GST_BUFFER_PTS (buf);
-
-    sn = split_nals (self, map->data, map->size, spare);
-    if (sn < 0)
-      goto malformed;
-    n = (gsize) sn;
-
-    for (gsize i = 0; i < n && !self->au_vcl_seen; i++) {
-      const urtp_nal_t *nal = &self->nals[i];
-      guint type;
-      gint kind;
-
-      if (nal->len < d->hdr_len)
-        continue;
-      type = urtp_h26x_type (d, nal->data);
-      if (leading_aud && is_aud (self->codec, type))
-        insert_at = i + 1;
-      else
-        leading_aud = FALSE;
-      kind = ps_kind (self->codec, type);
-      if (kind >= 0) {
-        self->au_ps_mask |= PS_BIT (kind);
-        if (self->pending_ps[kind]->len < PS_MAX_PER_KIND)
-          g_ptr_array_add (self->pending_ps[kind],
-              g_bytes_new (nal->data, nal->len));
-      } else if (urtp_h26x_is_vcl (d, type)) {
-        self->au_vcl_seen = TRUE;
-        first_vcl = i;
-        key = urtp_h26x_is_keyframe (d, type);
-      }
-    }
-
-    if (first_vcl != G_MAXSIZE) {
-      /* The parameter sets of this AU (if any) precede its first picture. */
-      commit_pending_ps (self);
-      if (key && want_config (self, rt)) {
-        guint required = ps_required (self->codec);
-        guint known;
-
-        GST_OBJECT_LOCK (self);
-        known = ps_known_mask (self);
-        GST_OBJECT_UNLOCK (self);
-        if ((self->au_ps_mask & required) == required) {
-          /* carried in band already */
-          self->last_config = rt;
-        } else if ((known & required) == required) {
-          if (!self->align_au)
-            insert_at = first_vcl;
-          n = insert_ps (self, n, insert_at, self->au_ps_mask);
-          self->last_config = rt;
-          GST_LOG_OBJECT (self, "inserted parameter sets before IRAP");
-        } else if (!self->warned_no_ps) {
-          GST_WARNING_OBJECT (self, "config-interval: no parameter sets "
-              "known to send");
-          self->warned_no_ps = TRUE;
-        }
-      }
-    }
-
-    end_of_au = self->align_au
-        || GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_MARKER);
-    pad0 = self->pay.pad_bytes;
-    r = urtp_pay_nals (&self->pay, self->nals, n, ts, end_of_au, self->batch);
-    if (r < 0)
-      goto pay_failed;
-    if (end_of_au) {
-      /* an AU without pictures still carries its parameter sets */
-      commit_pending_ps (self);
-      au_reset (self);
-      self->au_pts = GST_CLOCK_TIME_NONE;
-    }
-    if (end_of_au || self->pay.pad_bytes != pad0) {
-      GST_OBJECT_LOCK (self);
-      self->access_units += end_of_au ? 1 : 0;
-      self->padding_bytes += self->pay.pad_bytes - pad0;
-      GST_OBJECT_UNLOCK (self);
-    }
-    return GST_FLOW_OK;
-  }
-
-  /* ERRORS */
-too_big:
-  {
-    guint mtu = (guint) self->pay.cfg.mtu;
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("Opus packet of %" G_GSIZE_FORMAT " bytes does not fit in one RTP "
-            "packet of at most %u bytes (property 'mtu')", map->size, mtu),
-        (NULL));
-    return GST_FLOW_ERROR;
-  }
-pay_failed:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
-        ("Packetizing failed: %s", g_strerror (-r)));
-    return GST_FLOW_ERROR;
-  }
-malformed:
-  {
-    GST_ELEMENT_WARNING (self, STREAM, DECODE, (NULL),
-        ("Dropping a buffer whose NAL unit lengths overrun it (%"
-            G_GSIZE_FORMAT " bytes)", map->size));
-    return GST_FLOW_OK;
+    case -EMSGSIZE:
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("Opus packet of %" G_GSIZE_FORMAT " bytes does not fit in one RTP "
+              "packet of at most %u bytes (property 'mtu')", size,
+              self->cur_mtu), (NULL));
+      return GST_FLOW_ERROR;
+    case -EINTR:
+      /* the flush of a parameter-set change was interrupted: this buffer is
+       * lost, what is left of the batch before waits for send_batch */
+      return GST_FLOW_OK;
+    case -ETIMEDOUT:
+      post_send_failed (self);
+      return GST_FLOW_ERROR;
+    default:
+      GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
+          ("Packetizing failed: %s", g_strerror (-r)));
+      return GST_FLOW_ERROR;
   }
 }
 
-/* With SRTP, protects self->batch into self->srtp_batch, which is then the
- * one to send. Packets libsrtp2 refuses are left out and counted. Returns
- * the batch to send, or NULL (error posted) when out of memory. */
-static const urtp_batch_t *
-protect_batch (GstUvgRtpSink * self)
+/* Logs what the last sends counted, at most once a second. */
+static void
+log_send_trouble (GstUvgRtpSink * self)
 {
-#ifdef URTP_HAVE_SRTP
-  const urtp_srtp_stats_t *st = &self->srtp.stats;
-  guint64 refused = st->replay + st->other;
-  int r;
-
-  if (!self->srtp.session)
-    return self->batch;
-  r = urtp_srtp_protect_batch (&self->srtp, self->batch, self->srtp_batch);
-  if (r < 0) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
-        ("SRTP protection failed: %s", g_strerror (-r)));
-    return NULL;
-  }
-  refused = st->replay + st->other - refused;
-  if (refused) {
-    GST_WARNING_OBJECT (self, "SRTP refused %" G_GUINT64_FORMAT " of %"
-        G_GSIZE_FORMAT " packets", refused, self->batch->npkts);
-    GST_OBJECT_LOCK (self);
-    self->srtp_errors += refused;
-    GST_OBJECT_UNLOCK (self);
-  }
-  return self->srtp_batch;
-#else
-  return self->batch;
-#endif
-}
-
-/* With zrtp: whether self->batch may go out, protected with the agreed keys
- * (in self->srtp once secure) or, with zrtp-allow-clear, in clear. */
-static gboolean
-zrtp_may_send (GstUvgRtpSink * self)
-{
-  gboolean had = self->srtp.session != NULL;
-
-  if (gst_uvgrtp_zrtp_ctl_sync_srtp (self->zrtp_ctl, &self->srtp,
-          &self->zrtp_serial, TRUE, self->cur_ssrc, 0)) {
-    if (!had && self->codec != URTP_CODEC_OPUS) {
-      /* what was sent before the keys never reached the receiver: the
-       * decoder needs a key frame to start from */
-      GST_INFO_OBJECT (self, "secure: asking upstream for a key frame");
-      gst_pad_push_event (GST_BASE_SINK_PAD (self),
-          gst_video_event_new_upstream_force_key_unit (GST_CLOCK_TIME_NONE,
-              TRUE, ++self->zrtp_fku_count));
-    }
-    return TRUE;
-  }
-  return self->zrtp_allow_clear;
-}
-
-/* Adds a finished send to the statistics. Packets the kernel did not take
- * are counted as send errors, and so are reports of ICMP errors for earlier
- * packets (ECONNREFUSED, `reported`), which the library counts and sends
- * past; only the former count towards the persistent failure that stops
- * the stream, since a receiver that is not up yet must not end a sender.
- * Runs where the send ran: the streaming thread or the send thread. */
-static GstFlowReturn
-account_send (GstUvgRtpSink * self, const urtp_batch_t * b, int r,
-    guint64 reported)
-{
-  gsize npkts = b->npkts, sent;
-  guint64 unsent, bytes = 0;
+  urtp_sendstream_stats_t st;
   gint64 now;
 
-  sent = r < 0 ? 0 : MIN ((gsize) r, npkts);
-  unsent = npkts - sent;
-  /* sent packets are always the first ones of the batch */
-  for (gsize i = 0; i < sent; i++)
-    bytes += b->pkts[i].len;
-
-  GST_OBJECT_LOCK (self);
-  self->packets += sent;
-  self->bytes += bytes;
-  self->send_errors += unsent ? MAX (unsent, reported) : reported;
-  self->syscalls = self->sock.tx_syscalls;
-  self->send_messages = self->sock.tx_msgs;
-  self->eff_send_mode = self->sock.tx_mode;
-  GST_OBJECT_UNLOCK (self);
-
-  if (unsent == 0 && reported == 0) {
-    self->fail_since = 0;
-    return GST_FLOW_OK;
+  urtp_sendstream_get_stats (self->stream, &st);
+  if (st.config_missing && !self->warned_no_ps) {
+    GST_WARNING_OBJECT (self, "config-interval: no parameter sets known to "
+        "send");
+    self->warned_no_ps = TRUE;
   }
-
-  now = g_get_monotonic_time ();
-  if (now - self->last_warning >= G_USEC_PER_SEC) {
-    if (unsent)
-      GST_WARNING_OBJECT (self, "%" G_GUINT64_FORMAT " of %" G_GSIZE_FORMAT
-          " packets not sent: %s", unsent, npkts,
-          g_strerror (r < 0 ? -r : EIO));
-    else
-      GST_WARNING_OBJECT (self, "receiver %s port %d reported unreachable "
-          "(%" G_GUINT64_FORMAT " times)", self->remote_ip, self->port,
-          reported);
-    self->last_warning = now;
-  }
-  if (unsent == 0) {
-    self->fail_since = 0;
-    return GST_FLOW_OK;
-  }
-  if (self->fail_since == 0)
-    self->fail_since = now;
-  if (now - self->fail_since >= FAIL_ERROR_US) {
-    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-        ("Sending to %s port %d has failed for %d seconds", self->remote_ip,
-            self->port, (int) (FAIL_ERROR_US / G_USEC_PER_SEC)),
-        ("last error: %s", g_strerror (r < 0 ? -r : EIO)));
-    return GST_FLOW_ERROR;
-  }
-  return GST_FLOW_OK;
-}
-
-/* The send thread's report of one batch; the failure, if any, stays until
- * the element stops and is returned by the next render. */
-static void
-sender_done (void *user, const urtp_batch_t * b, int r, uint64_t reported)
-{
-  GstUvgRtpSink *self = user;
-
-  if (account_send (self, b, r, reported) != GST_FLOW_OK) {
-    GST_OBJECT_LOCK (self);
-    self->tx_flow = GST_FLOW_ERROR;
-    GST_OBJECT_UNLOCK (self);
-  }
-}
-
-static void
-hold_release (GstUvgRtpSinkHold * h)
-{
-  for (guint i = 0; i < h->n; i++) {
-    gst_buffer_unmap (h->bufs[i], &h->maps[i]);
-    gst_buffer_unref (h->bufs[i]);
-  }
-  h->n = 0;
-}
-
-/* Maps buf for reading into the hold being built; FALSE if it cannot. */
-static gboolean
-hold_map (GstUvgRtpSink * self, GstBuffer * buf, GstMapInfo ** map)
-{
-  GstUvgRtpSinkHold *h = &self->hold[self->cur];
-
-  if (h->n == h->cap) {
-    h->cap = MAX (4, h->cap * 2);
-    h->bufs = g_renew (GstBuffer *, h->bufs, h->cap);
-    h->maps = g_renew (GstMapInfo, h->maps, h->cap);
-  }
-  if (!gst_buffer_map (buf, &h->maps[h->n], GST_MAP_READ))
-    return FALSE;
-  h->bufs[h->n] = gst_buffer_ref (buf);
-  *map = &h->maps[h->n++];
-  return TRUE;
-}
-
-/* Waits until nothing is in flight and lets go of its input, before
- * anything its iovecs may point to (parameter sets) changes. */
-static void
-tx_drain (GstUvgRtpSink * self)
-{
-  if (!self->sender)
+  if (st.send_errors == self->errors_logged
+      && st.srtp_errors == self->srtp_errors_logged)
     return;
-  urtp_sender_wait (self->sender);
-  hold_release (&self->hold[self->cur ^ 1]);
+  now = g_get_monotonic_time ();
+  if (now - self->last_warning < G_USEC_PER_SEC)
+    return;
+  GST_WARNING_OBJECT (self, "%" G_GUINT64_FORMAT " send errors to %s port "
+      "%d (packets refused, or ICMP unreachable reports; last: %s), %"
+      G_GUINT64_FORMAT " packets SRTP refused", st.send_errors,
+      self->remote_ip, self->port, g_strerror (st.last_error),
+      st.srtp_errors);
+  self->errors_logged = st.send_errors;
+  self->srtp_errors_logged = st.srtp_errors;
+  self->last_warning = now;
 }
 
-/* Sends self->batch (protected first with SRTP), inline or on the send
- * thread. Sets *in_flight when the batch (and the input it points to) went
- * to the thread and must stay intact; otherwise it is cleared. */
+/* What the stream's -EINTR means here: an unlock for a flush or a state
+ * change is current (unlock_stop, which needs the PREROLL lock this render
+ * holds, has not run), so wait in preroll: PLAYING again resumes the send,
+ * flushing drops it. An interruption left from an unlock already over is
+ * simply resumed. */
 static GstFlowReturn
-flush_batch (GstUvgRtpSink * self, gboolean * in_flight)
+wait_after_unlock (GstUvgRtpSink * self)
 {
-  const urtp_batch_t *b;
-  guint64 errors0;
-  GstFlowReturn ret;
-  int r;
+  GstFlowReturn ret = GST_FLOW_OK;
 
-  *in_flight = FALSE;
-  if (self->batch->npkts == 0) {
-    urtp_batch_clear (self->batch);
-    return GST_FLOW_OK;
+  if (g_atomic_int_get (&self->unlocked)) {
+    GST_DEBUG_OBJECT (self, "send interrupted: waiting for PLAYING or flush");
+    ret = gst_base_sink_wait_preroll (GST_BASE_SINK (self));
   }
-  if (G_UNLIKELY (self->zrtp_on)) {
-    gboolean send = zrtp_may_send (self);
-
-    GST_OBJECT_LOCK (self);
-    if (!send) {
-      self->zrtp_held += self->access_units - self->zrtp_aus_mark;
-      self->zrtp_held_packets += self->batch->npkts;
-    } else if (!self->srtp.session) {
-      self->zrtp_sent_clear += self->batch->npkts;
-    }
-    self->zrtp_aus_mark = self->access_units;
-    GST_OBJECT_UNLOCK (self);
-    if (!send) {
-      urtp_batch_clear (self->batch);
-      return GST_FLOW_OK;
-    }
-  }
-  b = protect_batch (self);
-  if (!b) {
-    urtp_batch_clear (self->batch);
-    urtp_batch_clear (self->srtp_batch);
-    return GST_FLOW_ERROR;
-  }
-  if (b->npkts == 0) {
-    urtp_batch_clear (self->batch);
-    urtp_batch_clear (self->srtp_batch);
-    return GST_FLOW_OK;
-  }
-
-  if (self->sender) {
-    /* returns once the previous batch is out: its set is free again */
-    urtp_sender_submit (self->sender, b);
-    *in_flight = TRUE;
-    hold_release (&self->hold[self->cur ^ 1]);
-    self->cur ^= 1;
-    self->batch = &self->batch_store[self->cur];
-    self->srtp_batch = &self->srtp_store[self->cur];
-    urtp_batch_clear (self->batch);
-    urtp_batch_clear (self->srtp_batch);
-    GST_OBJECT_LOCK (self);
-    ret = self->tx_flow;
-    GST_OBJECT_UNLOCK (self);
-    return ret;
-  }
-
-  errors0 = self->sock.tx_errors;
-  r = urtp_sock_send (&self->sock, b);
-  ret = account_send (self, b, r, self->sock.tx_errors - errors0);
-  urtp_batch_clear (self->batch);
-  urtp_batch_clear (self->srtp_batch);
+  if (ret != GST_FLOW_OK)
+    urtp_sendstream_drop (self->stream);
   return ret;
 }
 
-/* After a flush: the input stays mapped while its batch is in flight. */
-static void
-hold_done (GstUvgRtpSink * self, gboolean in_flight)
+/* Sends the batch the buffers of this render made. */
+static GstFlowReturn
+send_batch (GstUvgRtpSink * self)
 {
-  if (!in_flight)
-    hold_release (&self->hold[self->cur]);
-  /* else flush_batch moved on to the other set; this one is released by
-   * the submit after next, or tx_drain */
+  GstFlowReturn ret;
+  int r;
+
+  while ((r = urtp_sendstream_flush (self->stream)) == -EINTR) {
+    if ((ret = wait_after_unlock (self)) != GST_FLOW_OK)
+      return ret;
+  }
+  log_send_trouble (self);
+  if (r == -ETIMEDOUT) {
+    post_send_failed (self);
+    return GST_FLOW_ERROR;
+  }
+  if (r < 0) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
+        ("Sending failed: %s", g_strerror (-r)));
+    return GST_FLOW_ERROR;
+  }
+  return maybe_write_sdp (self) ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
 static GstFlowReturn
 gst_uvgrtp_sink_render (GstBaseSink * bsink, GstBuffer * buffer)
 {
   GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
-  GstMapInfo *map;
   GstFlowReturn ret;
-  gboolean in_flight = FALSE;
 
-  if (!self->have_pay)
-    goto not_negotiated;
-  if (!hold_map (self, buffer, &map))
-    goto map_failed;
-  ret = pay_buffer (self, buffer, map);
-  if (ret == GST_FLOW_OK)
-    ret = flush_batch (self, &in_flight);
-  else
-    urtp_batch_clear (self->batch);
-  hold_done (self, in_flight);
-  if (ret == GST_FLOW_OK && !maybe_write_sdp (self))
-    ret = GST_FLOW_ERROR;
-  return ret;
-
-  /* ERRORS */
-not_negotiated:
-  {
+  if (!self->negotiated) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
         ("Buffer before caps"));
     return GST_FLOW_NOT_NEGOTIATED;
   }
-map_failed:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, READ, (NULL),
-        ("Could not map buffer"));
-    return GST_FLOW_ERROR;
+  ret = push_buffer (self, buffer);
+  if (ret != GST_FLOW_OK) {
+    urtp_sendstream_drop (self->stream);
+    return ret;
   }
+  return send_batch (self);
 }
 
 /* All buffers of a list go out in one send. */
@@ -2521,41 +1672,59 @@ gst_uvgrtp_sink_render_list (GstBaseSink * bsink, GstBufferList * list)
   GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
   guint len = gst_buffer_list_length (list);
   GstFlowReturn ret = GST_FLOW_OK;
-  gboolean in_flight = FALSE;
 
-  if (!self->have_pay) {
+  if (!self->negotiated) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
         ("Buffer list before caps"));
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  for (guint i = 0; i < len && ret == GST_FLOW_OK; i++) {
-    GstBuffer *buf = gst_buffer_list_get (list, i);
-    GstMapInfo *map;
-    if (!hold_map (self, buf, &map)) {
-      GST_ELEMENT_ERROR (self, RESOURCE, READ, (NULL),
-          ("Could not map buffer"));
-      ret = GST_FLOW_ERROR;
-      break;
-    }
-    ret = pay_buffer (self, buf, map);
+  for (guint i = 0; i < len && ret == GST_FLOW_OK; i++)
+    ret = push_buffer (self, gst_buffer_list_get (list, i));
+  if (ret != GST_FLOW_OK) {
+    urtp_sendstream_drop (self->stream);
+    return ret;
   }
-  if (ret == GST_FLOW_OK)
-    ret = flush_batch (self, &in_flight);
-  else
-    urtp_batch_clear (self->batch);
-  hold_done (self, in_flight);
-  if (ret == GST_FLOW_OK && !maybe_write_sdp (self))
-    ret = GST_FLOW_ERROR;
-  return ret;
+  return send_batch (self);
 }
 
-/* EOS means everything before it has left: the access unit in flight too. */
+/* EOS means everything before it has left: the access unit in flight too.
+ * This runs outside the PREROLL lock, so an unlock here cannot wait in
+ * preroll: the rest is dropped. */
 static gboolean
 gst_uvgrtp_sink_event (GstBaseSink * bsink, GstEvent * event)
 {
   GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
 
-  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
-    tx_drain (self);
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && self->stream
+      && urtp_sendstream_drain (self->stream) == -EINTR)
+    urtp_sendstream_drop (self->stream);
   return GST_BASE_SINK_CLASS (parent_class)->event (bsink, event);
+}
+
+/* A send waiting for room in a full socket buffer returns: no state change
+ * or flush waits for the network. */
+static gboolean
+gst_uvgrtp_sink_unlock (GstBaseSink * bsink)
+{
+  GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
+
+  GST_OBJECT_LOCK (self);
+  g_atomic_int_set (&self->unlocked, 1);
+  if (self->stream)
+    urtp_sendstream_unlock (self->stream);
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
+}
+
+static gboolean
+gst_uvgrtp_sink_unlock_stop (GstBaseSink * bsink)
+{
+  GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
+
+  GST_OBJECT_LOCK (self);
+  g_atomic_int_set (&self->unlocked, 0);
+  if (self->stream)
+    urtp_sendstream_unlock_stop (self->stream);
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
 }

@@ -108,6 +108,7 @@
 #include "gstuvgrtpcommon.h"
 #include "gstuvgrtpsrc.h"
 #include "gstuvgrtpzrtpctl.h"
+#include "urtp/params.h"
 #include "urtp/recvstream.h"
 #include "urtp/zrtp_ep.h"
 
@@ -699,33 +700,27 @@ structure_get_int_param (const GstStructure * s, const gchar * field,
   return TRUE;
 }
 
-/* Appends the base64 NAL units of a comma-separated list, each after a
- * 4-byte start code. */
-static void
-append_param_sets (GByteArray * out, const gchar * list)
+/* Appends the parameter sets of the sprop field (comma-separated base64,
+ * as in SDP) to out as Annex-B. */
+static gboolean
+append_sprop (GByteArray * out, const GstStructure * s, const gchar * field,
+    gchar ** err_msg)
 {
-  static const guint8 start_code[4] = { 0, 0, 0, 1 };
-  gchar **parts;
-  guint i;
+  const gchar *list = gst_structure_get_string (s, field);
+  gint n;
+  guint at = out->len;
 
   if (!list)
-    return;
-  parts = g_strsplit (list, ",", -1);
-  for (i = 0; parts[i]; i++) {
-    gchar *b64 = g_strstrip (parts[i]);
-    guchar *nal;
-    gsize len = 0;
-
-    if (!*b64)
-      continue;
-    nal = g_base64_decode (b64, &len);
-    if (len > 0) {
-      g_byte_array_append (out, start_code, sizeof (start_code));
-      g_byte_array_append (out, nal, (guint) len);
-    }
-    g_free (nal);
+    return TRUE;
+  n = urtp_sprop_decode (list, strlen (list), NULL, 0);
+  if (n < 0) {
+    *err_msg = g_strdup_printf ("Invalid %s in the 'caps' property: not a "
+        "comma-separated list of base64 parameter sets", field);
+    return FALSE;
   }
-  g_strfreev (parts);
+  g_byte_array_set_size (out, at + (guint) n);
+  urtp_sprop_decode (list, strlen (list), out->data + at, (gsize) n);
+  return TRUE;
 }
 
 /* Resolves the codec, payload type and parameter sets from the properties.
@@ -738,6 +733,7 @@ resolve_session (GstUvgRtpSrc * self, GstUvgRtpSrcSession * out,
   const GstStructure *s = NULL;
   const gchar *name = NULL;
   GByteArray *params;
+  gboolean ok = TRUE;
   gint v;
 
   memset (out, 0, sizeof (*out));
@@ -801,16 +797,15 @@ resolve_session (GstUvgRtpSrc * self, GstUvgRtpSrcSession * out,
   params = g_byte_array_new ();
   switch (out->codec) {
     case URTP_CODEC_H264:
-      append_param_sets (params,
-          gst_structure_get_string (s, "sprop-parameter-sets"));
+      ok = append_sprop (params, s, "sprop-parameter-sets", err_msg);
       break;
     case URTP_CODEC_H266:
-      append_param_sets (params, gst_structure_get_string (s, "sprop-dci"));
+      ok = append_sprop (params, s, "sprop-dci", err_msg);
       /* fall through */
     case URTP_CODEC_H265:
-      append_param_sets (params, gst_structure_get_string (s, "sprop-vps"));
-      append_param_sets (params, gst_structure_get_string (s, "sprop-sps"));
-      append_param_sets (params, gst_structure_get_string (s, "sprop-pps"));
+      ok = ok && append_sprop (params, s, "sprop-vps", err_msg) &&
+          append_sprop (params, s, "sprop-sps", err_msg) &&
+          append_sprop (params, s, "sprop-pps", err_msg);
       break;
     case URTP_CODEC_OPUS:{
       const gchar *stereo = gst_structure_get_string (s, "sprop-stereo");
@@ -821,6 +816,10 @@ resolve_session (GstUvgRtpSrc * self, GstUvgRtpSrcSession * out,
         out->rate = v;
       break;
     }
+  }
+  if (!ok) {
+    g_byte_array_free (params, TRUE);
+    return FALSE;
   }
   if (params->len > 0) {
     gsize len = params->len;
@@ -1294,15 +1293,18 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   }
 
   /* a bad key is reported before any network setting */
-  if (!gst_uvgrtp_srtp_config (GST_ELEMENT (self), srtp_key, srtp_cipher,
-          srtp_auth, URTP_SRTP_INBOUND, 0, replay_window, &srtp_cfg,
-          srtp_key_bytes, &have_srtp)) {
+  if (!gst_uvgrtp_srtp_parse (GST_ELEMENT (self), srtp_key, srtp_cipher,
+          srtp_auth, &srtp_cfg, srtp_key_bytes)) {
     gst_uvgrtp_free_secret (srtp_key);
     gst_uvgrtp_zrtp_settings_clear (&zs);
     session_clear (&session);
     return FALSE;
   }
   gst_uvgrtp_free_secret (srtp_key);
+  have_srtp = srtp_cfg.key_len > 0;
+  srtp_cfg.dir = URTP_SRTP_INBOUND;
+  srtp_cfg.any_ssrc = TRUE;
+  srtp_cfg.replay_window = replay_window;
 
   GST_OBJECT_LOCK (self);
   address = g_strdup (self->address);
@@ -1413,8 +1415,12 @@ no_memory:
   }
 no_stream:
   {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
-        ("Could not set up the receiving stream: %s", g_strerror (-ret)));
+    if (have_srtp)
+      gst_uvgrtp_srtp_post_init_error (GST_ELEMENT (self), ret, srtp_cipher,
+          srtp_cfg.profile, replay_window);
+    else
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
+          ("Could not set up the receiving stream: %s", g_strerror (-ret)));
     urtp_rx_destroy (&self->rx);
     goto fail_socket;
   }
@@ -1601,44 +1607,6 @@ gst_uvgrtp_src_query (GstBaseSrc * bsrc, GstQuery * query)
 
 /* --- streaming ---------------------------------------------------------- */
 
-/* Samples (at 48 kHz) in an Opus packet, from its TOC byte (RFC 6716, 3.1),
- * or 0 if the packet is not valid. */
-static guint
-opus_packet_samples (const guint8 * data, gsize len)
-{
-  static const guint silk_frames[4] = { 480, 960, 1920, 2880 };
-  guint config, frame, frames;
-
-  if (len < 1)
-    return 0;
-  config = data[0] >> 3;
-  if (config < 12)
-    frame = silk_frames[config & 3];
-  else if (config < 16)
-    frame = (config & 1) ? 960 : 480;
-  else
-    frame = 120u << (config & 3);
-
-  switch (data[0] & 3) {
-    case 0:
-      frames = 1;
-      break;
-    case 1:
-    case 2:
-      frames = 2;
-      break;
-    default:
-      if (len < 2)
-        return 0;
-      frames = data[1] & 0x3f;
-      break;
-  }
-  /* at most 120 ms per packet */
-  if (frames == 0 || frame * frames > 5760)
-    return 0;
-  return frame * frames;
-}
-
 /* Applies a caps or encoding-name change made while running: the stream
  * takes the new format, its counters carry on. */
 static gboolean
@@ -1735,7 +1703,7 @@ make_buffer (GstUvgRtpSrc * self, const urtp_frame_t * f)
       GST_BUFFER_DTS (buf) = GST_BUFFER_PTS (buf);
   }
   if (opus) {
-    guint samples = opus_packet_samples (f->au.data, f->au.len);
+    guint samples = urtp_opus_packet_samples (f->au.data, f->au.len);
 
     if (samples)
       GST_BUFFER_DURATION (buf) = gst_util_uint64_scale_int (samples,

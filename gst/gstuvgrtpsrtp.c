@@ -5,6 +5,7 @@
 #include "config.h"
 #endif
 
+#include <errno.h>
 #include <string.h>
 
 #include "gstuvgrtpsrtp.h"
@@ -85,10 +86,9 @@ post_srtp_error (GstElement * element, gchar * msg)
 }
 
 gboolean
-gst_uvgrtp_srtp_config (GstElement * element, const gchar * key_hex,
-    GstUvgRtpSrtpCipher cipher, GstUvgRtpSrtpAuth auth, urtp_srtp_dir_t dir,
-    guint32 ssrc, guint replay_window, urtp_srtp_config_t * cfg,
-    guint8 key[URTP_SRTP_MAX_KEY_LEN], gboolean * enabled)
+gst_uvgrtp_srtp_parse (GstElement * element, const gchar * key_hex,
+    GstUvgRtpSrtpCipher cipher, GstUvgRtpSrtpAuth auth,
+    urtp_srtp_config_t * cfg, guint8 key[URTP_SRTP_MAX_KEY_LEN])
 {
   static gsize debug_once = 0;
   const gchar *cn, *an;
@@ -102,7 +102,6 @@ gst_uvgrtp_srtp_config (GstElement * element, const gchar * key_hex,
   an = enum_nick (GST_TYPE_UVGRTP_SRTP_AUTH, auth);
 
   memset (cfg, 0, sizeof (*cfg));
-  *enabled = FALSE;
   if (!key_hex || !*key_hex)
     return TRUE;
 
@@ -150,31 +149,9 @@ gst_uvgrtp_srtp_config (GstElement * element, const gchar * key_hex,
               "(property 'srtp-key', hex digits)", why));
       return FALSE;
     }
-    if (urtp_srtp_profile_available (profile) < 0) {
-      post_srtp_error (element, g_strdup_printf ("srtp-cipher %s is not "
-              "available: the installed libsrtp2 lacks it (property "
-              "'srtp-cipher')", cn));
-      return FALSE;
-    }
-    if (replay_window && (replay_window < URTP_SRTP_MIN_WINDOW ||
-            replay_window > URTP_SRTP_MAX_WINDOW)) {
-      post_srtp_error (element, g_strdup_printf ("Invalid replay-window-size"
-              " %u (%u to %u)", replay_window, (guint) URTP_SRTP_MIN_WINDOW,
-              (guint) URTP_SRTP_MAX_WINDOW));
-      return FALSE;
-    }
     cfg->profile = profile;
-    cfg->dir = dir;
     cfg->key = key;
     cfg->key_len = want;
-    cfg->any_ssrc = dir == URTP_SRTP_INBOUND;
-    cfg->ssrc = ssrc;
-    cfg->replay_window = replay_window;
-    *enabled = TRUE;
-    GST_INFO_OBJECT (element, "SRTP %s, %s, through %s",
-        urtp_srtp_profile_name (profile),
-        dir == URTP_SRTP_OUTBOUND ? "protecting" : "unprotecting",
-        urtp_srtp_backend ());
     return TRUE;
   }
 #else
@@ -185,6 +162,31 @@ gst_uvgrtp_srtp_config (GstElement * element, const gchar * key_hex,
 #endif
 }
 
+void
+gst_uvgrtp_srtp_post_init_error (GstElement * element, int r,
+    GstUvgRtpSrtpCipher cipher, urtp_srtp_profile_t profile,
+    guint replay_window)
+{
+  if (r == -ENOTSUP) {
+    post_srtp_error (element, g_strdup_printf ("srtp-cipher %s is not "
+            "available: the installed libsrtp2 lacks it (property "
+            "'srtp-cipher')", enum_nick (GST_TYPE_UVGRTP_SRTP_CIPHER,
+                cipher)));
+  } else if (r == -EINVAL) {
+    post_srtp_error (element, g_strdup_printf ("Invalid replay-window-size"
+            " %u (%u to %u)", replay_window, (guint) URTP_SRTP_MIN_WINDOW,
+            (guint) URTP_SRTP_MAX_WINDOW));
+  } else {
+#ifdef URTP_HAVE_SRTP
+    post_srtp_error (element, g_strdup_printf ("Could not set up SRTP "
+            "(%s): %s", urtp_srtp_profile_name (profile), g_strerror (-r)));
+#else
+    post_srtp_error (element, g_strdup_printf ("Could not set up SRTP: %s",
+            g_strerror (-r)));
+#endif
+  }
+}
+
 gboolean
 gst_uvgrtp_srtp_open (GstElement * element, urtp_srtp_t * ctx,
     urtp_srtp_dir_t dir, const gchar * key_hex, GstUvgRtpSrtpCipher cipher,
@@ -192,25 +194,31 @@ gst_uvgrtp_srtp_open (GstElement * element, urtp_srtp_t * ctx,
 {
   urtp_srtp_config_t cfg;
   guint8 key[URTP_SRTP_MAX_KEY_LEN];
-  gboolean enabled;
 
   memset (ctx, 0, sizeof (*ctx));
-  if (!gst_uvgrtp_srtp_config (element, key_hex, cipher, auth, dir, ssrc,
-          replay_window, &cfg, key, &enabled))
+  if (!gst_uvgrtp_srtp_parse (element, key_hex, cipher, auth, &cfg, key))
     return FALSE;
-  if (!enabled)
+  if (cfg.key_len == 0)
     return TRUE;
 #ifdef URTP_HAVE_SRTP
   {
-    int r = urtp_srtp_init (ctx, &cfg);
+    int r;
 
+    cfg.dir = dir;
+    cfg.any_ssrc = dir == URTP_SRTP_INBOUND;
+    cfg.ssrc = ssrc;
+    cfg.replay_window = replay_window;
+    r = urtp_srtp_init (ctx, &cfg);
     explicit_bzero (key, sizeof (key));
     if (r < 0) {
-      post_srtp_error (element, g_strdup_printf ("Could not set up SRTP "
-              "(%s): %s", urtp_srtp_profile_name (cfg.profile),
-              g_strerror (-r)));
+      gst_uvgrtp_srtp_post_init_error (element, r, cipher, cfg.profile,
+          replay_window);
       return FALSE;
     }
+    GST_INFO_OBJECT (element, "SRTP %s, %s, through %s",
+        urtp_srtp_profile_name (cfg.profile),
+        dir == URTP_SRTP_OUTBOUND ? "protecting" : "unprotecting",
+        urtp_srtp_backend ());
   }
 #endif
   return TRUE;

@@ -42,12 +42,19 @@ GType gst_uvgrtp_srtp_auth_get_type (void);
 gboolean gst_uvgrtp_srtp_open (GstElement * element, urtp_srtp_t * ctx,
     urtp_srtp_dir_t dir, const gchar * key_hex, GstUvgRtpSrtpCipher cipher,
     GstUvgRtpSrtpAuth auth, guint32 ssrc, guint replay_window);
-/* The same checks, giving the configuration instead of a context: *cfg
- * points into key (wipe it after use); *enabled is FALSE without a key. */
-gboolean gst_uvgrtp_srtp_config (GstElement * element, const gchar * key_hex,
-    GstUvgRtpSrtpCipher cipher, GstUvgRtpSrtpAuth auth, urtp_srtp_dir_t dir,
-    guint32 ssrc, guint replay_window, urtp_srtp_config_t * cfg,
-    guint8 key[URTP_SRTP_MAX_KEY_LEN], gboolean * enabled);
+/* The checks of gst_uvgrtp_srtp_open without the context: fills cfg's
+ * profile and key (the bytes in key, which the caller wipes after use)
+ * from the properties. An empty or NULL key means no SRTP: cfg->key_len
+ * is 0 and TRUE returned. On a bad setting posts an error naming the
+ * property and returns FALSE. Direction, SSRC and window are left 0. */
+gboolean gst_uvgrtp_srtp_parse (GstElement * element, const gchar * key_hex,
+    GstUvgRtpSrtpCipher cipher, GstUvgRtpSrtpAuth auth,
+    urtp_srtp_config_t * cfg, guint8 key[URTP_SRTP_MAX_KEY_LEN]);
+/* Posts the error for urtp_srtp_init's failure r (-ENOTSUP, -EINVAL, ...)
+ * with these settings, naming the property to fix. */
+void gst_uvgrtp_srtp_post_init_error (GstElement * element, int r,
+    GstUvgRtpSrtpCipher cipher, urtp_srtp_profile_t profile,
+    guint replay_window);
 /* Frees ctx; safe on a zeroed one. */
 void gst_uvgrtp_srtp_close (urtp_srtp_t * ctx);
 /* Overwrites a string holding key material, then frees it. */

@@ -570,11 +570,6 @@ struct _GstUvgRtpZrtpCtl
   int fd;                       /* the element's socket */
   gchar *cache_file;            /* for the error message */
   urtp_zrtp_ep_t *ep;
-  /* the streaming thread's, in sync_srtp(): authenticated packets of the
-   * receiving context seen so far, and when the endpoint last heard of
-   * them */
-  guint64 rx_seen;
-  gint64 rx_told_us;
 };
 
 GstUvgRtpZrtpCtl *
@@ -642,13 +637,6 @@ parse_key_agreements (const gchar * s, guint8 out[URTP_ZRTP_MAX_PREFS],
   }
   g_strfreev (names);
   return ok;
-}
-
-static socklen_t
-addr_len (const struct sockaddr_storage *a)
-{
-  return a->ss_family == AF_INET6 ?
-      sizeof (struct sockaddr_in6) : sizeof (struct sockaddr_in);
 }
 
 /* Every read-only property: what a state change may touch. */
@@ -833,72 +821,6 @@ gst_uvgrtp_zrtp_ctl_stop (GstUvgRtpZrtpCtl * ctl)
 }
 
 void
-gst_uvgrtp_zrtp_ctl_recv (GstUvgRtpZrtpCtl * ctl, const guint8 * pkt,
-    gsize len, const struct sockaddr_storage *from)
-{
-  urtp_zrtp_ep_recv (ctl->ep, pkt, len, (const struct sockaddr *) from,
-      addr_len (from));
-}
-
-void
-gst_uvgrtp_zrtp_ctl_media_without_keys (GstUvgRtpZrtpCtl * ctl,
-    const struct sockaddr_storage *from)
-{
-  urtp_zrtp_ep_media_without_keys (ctl->ep, (const struct sockaddr *) from,
-      addr_len (from));
-}
-
-void
-gst_uvgrtp_zrtp_ctl_peer_srtp_ok (GstUvgRtpZrtpCtl * ctl)
-{
-  urtp_zrtp_ep_peer_srtp_ok (ctl->ep, NULL, 0);
-}
-
-gboolean
-gst_uvgrtp_zrtp_ctl_is_secure (GstUvgRtpZrtpCtl * ctl)
-{
-  return urtp_zrtp_ep_is_secure (ctl->ep);
-}
-
-gint
-gst_uvgrtp_zrtp_ctl_serial (GstUvgRtpZrtpCtl * ctl)
-{
-  return urtp_zrtp_ep_serial (ctl->ep);
-}
-
-gboolean
-gst_uvgrtp_zrtp_ctl_sync_srtp (GstUvgRtpZrtpCtl * ctl, urtp_srtp_t * ctx,
-    gint * serial, gboolean need_secure, guint32 ssrc, guint replay_window)
-{
-  gint before = *serial;
-  gboolean have;
-
-  /* A receiver's peer is alive while its media authenticates: uvgrtpsrc
-   * reports that (peer_srtp_ok) only until secure, so the context's own
-   * count tells the endpoint afterwards, at most every 100 ms. */
-  if (ctl->role == GST_UVGRTP_ZRTP_RECEIVER && ctx->session &&
-      ctx->stats.packets != ctl->rx_seen) {
-    gint64 now = g_get_monotonic_time ();
-
-    ctl->rx_seen = ctx->stats.packets;
-    if (now - ctl->rx_told_us >= 100 * G_TIME_SPAN_MILLISECOND) {
-      ctl->rx_told_us = now;
-      urtp_zrtp_ep_peer_srtp_ok (ctl->ep, NULL, 0);
-    }
-  }
-  have = urtp_zrtp_ep_sync_srtp (ctl->ep, ctx, serial, need_secure, ssrc,
-      replay_window);
-  if (*serial != before) {
-    ctl->rx_seen = 0;
-    if (have)
-      GST_INFO_OBJECT (ctl->element, "SRTP keys in place (%s, %s)",
-          urtp_srtp_profile_name (ctx->profile),
-          ctl->role == GST_UVGRTP_ZRTP_SENDER ? "protecting" : "unprotecting");
-  }
-  return have;
-}
-
-void
 gst_uvgrtp_zrtp_ctl_get_info (GstUvgRtpZrtpCtl * ctl, urtp_zrtp_info_t * info)
 {
   urtp_zrtp_ep_get_info (ctl->ep, info);
@@ -958,42 +880,6 @@ gst_uvgrtp_zrtp_ctl_start (GstElement * element,
 void
 gst_uvgrtp_zrtp_ctl_stop (GstUvgRtpZrtpCtl * ctl)
 {
-}
-
-void
-gst_uvgrtp_zrtp_ctl_recv (GstUvgRtpZrtpCtl * ctl, const guint8 * pkt,
-    gsize len, const struct sockaddr_storage *from)
-{
-}
-
-void
-gst_uvgrtp_zrtp_ctl_media_without_keys (GstUvgRtpZrtpCtl * ctl,
-    const struct sockaddr_storage *from)
-{
-}
-
-void
-gst_uvgrtp_zrtp_ctl_peer_srtp_ok (GstUvgRtpZrtpCtl * ctl)
-{
-}
-
-gboolean
-gst_uvgrtp_zrtp_ctl_is_secure (GstUvgRtpZrtpCtl * ctl)
-{
-  return FALSE;
-}
-
-gint
-gst_uvgrtp_zrtp_ctl_serial (GstUvgRtpZrtpCtl * ctl)
-{
-  return 0;
-}
-
-gboolean
-gst_uvgrtp_zrtp_ctl_sync_srtp (GstUvgRtpZrtpCtl * ctl, urtp_srtp_t * ctx,
-    gint * serial, gboolean need_secure, guint32 ssrc, guint replay_window)
-{
-  return FALSE;
 }
 
 void

@@ -163,43 +163,9 @@ void gst_uvgrtp_zrtp_ctl_stop (GstUvgRtpZrtpCtl * ctl);
 GstUvgRtpZrtpCtl *gst_uvgrtp_zrtp_ctl_ref (GstUvgRtpZrtpCtl * ctl);
 void gst_uvgrtp_zrtp_ctl_unref (GstUvgRtpZrtpCtl * ctl);
 
-/* The lib/ endpoint under ctl, for callers that use it directly. */
+/* The lib/ endpoint under ctl: the media path (lib's sending and
+ * receiving streams) works with it directly (lib/urtp/zrtp_ep.h). */
 urtp_zrtp_ep_t *gst_uvgrtp_zrtp_ctl_endpoint (GstUvgRtpZrtpCtl * ctl);
-
-/* Receiver: a ZRTP packet (urtp_zrtp_is_zrtp()) from `from`. Copies it and
- * returns at once; the thread handles it. */
-void gst_uvgrtp_zrtp_ctl_recv (GstUvgRtpZrtpCtl * ctl, const guint8 * pkt,
-    gsize len, const struct sockaddr_storage *from);
-/* Receiver: media arrived from `from` while no keys are in place. If there
- * is no exchange going on (the receiver restarted while the sender kept
- * its keys), one is started towards that address, at most every few
- * seconds. */
-void gst_uvgrtp_zrtp_ctl_media_without_keys (GstUvgRtpZrtpCtl * ctl,
-    const struct sockaddr_storage *from);
-/* An SRTP packet from the peer authenticated (RFC 6189 section 4.6, and
- * the peer's liveness for the binding rule of lib/urtp/zrtp_ep.h). */
-void gst_uvgrtp_zrtp_ctl_peer_srtp_ok (GstUvgRtpZrtpCtl * ctl);
-
-/* Lock-free, for the media path: whether the session is secure, and a
- * number that changes whenever the keys may have changed (appeared, gone,
- * or replaced by a new exchange's). */
-gboolean gst_uvgrtp_zrtp_ctl_is_secure (GstUvgRtpZrtpCtl * ctl);
-gint gst_uvgrtp_zrtp_ctl_serial (GstUvgRtpZrtpCtl * ctl);
-
-/* Brings ctx (an SRTP context of the media path, zeroed or set up by this
- * function before) in line with the session when *serial is not the
- * current number: tears it down, then sets it up with the agreed keys if
- * there are any. With need_secure (a sender: media goes out only once the
- * peer confirmed the keys) keys that exist before the session is secure
- * are not used yet and *serial is left as it was, so that the next call
- * looks again. A sender protects with the local key for ssrc, a receiver
- * unprotects with the remote one for any SSRC. Returns TRUE when ctx
- * holds keys. Without a change, costs one atomic read (a receiver's also
- * reads ctx's count of authenticated packets, which keeps the bound peer
- * alive). */
-gboolean gst_uvgrtp_zrtp_ctl_sync_srtp (GstUvgRtpZrtpCtl * ctl,
-    urtp_srtp_t * ctx, gint * serial, gboolean need_secure, guint32 ssrc,
-    guint replay_window);
 
 void gst_uvgrtp_zrtp_ctl_get_info (GstUvgRtpZrtpCtl * ctl,
     urtp_zrtp_info_t * info);

@@ -88,6 +88,37 @@ bool urtp_h26x_starts_au(const urtp_h26x_desc_t *d, unsigned type, const uint8_t
   }
 }
 
+unsigned urtp_opus_packet_samples(const uint8_t *data, size_t len)
+{
+  /* RFC 6716 3.1: the TOC byte's configuration gives the frame duration
+   * (SILK 10/20/40/60 ms, hybrid 10/20, CELT 2.5/5/10/20), its code the
+   * frame count (3: in the next byte) */
+  static const unsigned silk[4] = { 480, 960, 1920, 2880 };
+  if (len < 1)
+    return 0;
+  unsigned config = data[0] >> 3, frame, frames;
+  if (config < 12)
+    frame = silk[config & 3];
+  else if (config < 16)
+    frame = (config & 1) ? 960 : 480;
+  else
+    frame = 120u << (config & 3);
+  switch (data[0] & 3) {
+  case 0: frames = 1; break;
+  case 1:
+  case 2: frames = 2; break;
+  default:
+    if (len < 2)
+      return 0;
+    frames = data[1] & 0x3f;
+    break;
+  }
+  /* at most 120 ms a packet */
+  if (frames == 0 || frame * frames > 5760)
+    return 0;
+  return frame * frames;
+}
+
 uint32_t urtp_codec_clock_rate(urtp_codec_t codec)
 {
   return codec == URTP_CODEC_OPUS ? 48000 : 90000;

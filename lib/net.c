@@ -467,21 +467,26 @@ static size_t tx_build(urtp_sock_t *s, const urtp_batch_t *b, size_t *next)
   return nm;
 }
 
-/* Waits until the socket takes data again. */
-static void tx_wait(urtp_sock_t *s, int err)
+/* Waits until the socket takes data again, or until urtp_sock_wake().
+ * Returns 0, or -EINTR when woken. */
+static int tx_wait(urtp_sock_t *s, int err)
 {
-  if (err == ENOBUFS) {
-    /* The device queue is full; POLLOUT would not tell when it drains. */
-    struct timespec ts = { 0, 1000000 };
-    nanosleep(&ts, NULL);
-    return;
-  }
-  struct pollfd pfd = { .fd = s->fd, .events = POLLOUT };
-  poll(&pfd, 1, 100);
+  struct pollfd pfd[2] = {
+    { .fd = s->wake_fd, .events = POLLIN },
+    { .fd = s->fd, .events = POLLOUT },
+  };
+  /* ENOBUFS: the device queue is full and POLLOUT would not tell when it
+   * drains, so only the wake-up is polled, for a millisecond. The 100 ms
+   * bound otherwise is a safety net, not a timer anyone relies on. */
+  int pr = err == ENOBUFS ? poll(pfd, 1, 1) : poll(pfd, 2, 100);
+  if (pr > 0 && (pfd[0].revents & POLLIN))
+    return -EINTR;
+  return 0;
 }
 
 int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
 {
+  s->tx_sent = 0;
   if (!s->remote_len)
     return -EDESTADDRREQ;
   if (b->npkts == 0)
@@ -495,13 +500,15 @@ int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
     size_t nm = tx_build(s, b, &next);
     size_t k = 0;
     while (k < nm) {
+      /* MSG_DONTWAIT: a full socket buffer returns EAGAIN instead of
+       * blocking in the kernel, so that tx_wait can also be woken. */
       int n;
       if (s->tx_mode == URTP_IO_PLAIN)
-        n = sendmsg(s->fd, &s->msgs[k].msg_hdr, 0) < 0 ? -1 : 1;
+        n = sendmsg(s->fd, &s->msgs[k].msg_hdr, MSG_DONTWAIT) < 0 ? -1 : 1;
       else
-        n = sendmmsg(s->fd, s->msgs + k, (unsigned)(nm - k), 0);
-      s->tx_syscalls++;
+        n = sendmmsg(s->fd, s->msgs + k, (unsigned)(nm - k), MSG_DONTWAIT);
       if (n > 0) {
+        s->tx_syscalls++;
         k += (size_t)n;
         s->tx_msgs += (uint64_t)n;
         continue;
@@ -510,9 +517,15 @@ int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
       if (e == EINTR)
         continue;
       if (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS) {
-        tx_wait(s, e);
+        /* not counted in tx_syscalls: it stands for the wait a blocking
+         * call would have made, and the retry is the call that counts */
+        if (tx_wait(s, e) < 0) {
+          s->tx_sent = tx_first(s)[k];
+          return -EINTR;
+        }
         continue;
       }
+      s->tx_syscalls++;
       if (e == ECONNREFUSED) {
         /* The report of an ICMP error for an earlier datagram; it took the
          * place of this send, which is tried again. */
@@ -530,9 +543,11 @@ int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
         break;
       }
       s->tx_errors += (k < nm - 1 ? tx_first(s)[k + 1] : next) - p0;
+      s->tx_sent = p0;
       return p0 > 0 ? (int)p0 : -e;
     }
   }
+  s->tx_sent = b->npkts;
   return (int)b->npkts;
 }
 

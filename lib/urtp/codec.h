@@ -78,6 +78,10 @@ bool urtp_h26x_is_keyframe(const urtp_h26x_desc_t *d, unsigned type);
 bool urtp_h26x_starts_au(const urtp_h26x_desc_t *d, unsigned type, const uint8_t *body,
                          size_t len);
 
+/* Samples at 48 kHz in an Opus packet, from its TOC byte (RFC 6716, 3.1),
+ * or 0 if it is not a valid packet. */
+unsigned urtp_opus_packet_samples(const uint8_t *data, size_t len);
+
 /* RTP clock rate: 90000, or 48000 for Opus. */
 uint32_t urtp_codec_clock_rate(urtp_codec_t codec);
 /* SDP encoding name: "H264", "H265", "H266", "OPUS". */

@@ -20,8 +20,9 @@
  *  - Receiving: URTP_IO_GRO enables UDP_GRO and splits each coalesced
  *    buffer by the segment size the kernel reports; URTP_IO_MMSG receives
  *    a batch with one recvmmsg; URTP_IO_PLAIN one recvmsg per datagram.
- *  - Receive waits can be interrupted from another thread (urtp_sock_wake),
- *    as GStreamer's unlock needs.
+ *  - Waits can be interrupted from another thread (urtp_sock_wake), as
+ *    GStreamer's unlock needs: a receive waiting for datagrams, and a send
+ *    waiting for room in a full socket buffer.
  *  - No allocation after urtp_sock_open() and urtp_rx_init(); the send path
  *    keeps its message arrays in the socket and grows them only when a
  *    batch is larger than any before.
@@ -74,6 +75,8 @@ typedef struct urtp_sock {
   uint64_t tx_msgs;           /* messages the kernel took: a packet, or a
                                * run of them sent with GSO */
   uint64_t tx_errors;         /* packets the kernel refused */
+  size_t tx_sent;             /* packets of the last urtp_sock_send's batch
+                               * the kernel took (also after an error) */
   /* send scratch, grown to the largest batch */
   struct mmsghdr *msgs;
   size_t msgs_cap;
@@ -88,10 +91,19 @@ void urtp_sock_close(urtp_sock_t *s);
 /* The local port actually bound. */
 int urtp_sock_local_port(const urtp_sock_t *s);
 
-/* Sends every packet of b to the remote. Blocks while the socket buffer is
+/* Sends every packet of b to the remote. Waits while the socket buffer is
  * full. Returns the number of packets sent (b->npkts unless an error stopped
  * it) or -errno if none could be sent; ECONNREFUSED from an earlier ICMP
- * error is counted in tx_errors and the rest of the batch still sent. */
+ * error is counted in tx_errors and the rest of the batch still sent.
+ *
+ * Interruption: a wake-up (urtp_sock_wake, pending or arriving) seen while
+ * the send waits for room ends it with -EINTR, whether or not packets went
+ * out before; s->tx_sent then says how many did (the first tx_sent packets
+ * of b, in order; the others were not sent and are not counted as errors).
+ * A send that never has to wait is never interrupted. The wake-up stays
+ * pending, so every later wait returns at once too, until urtp_sock_unwake.
+ * Send system calls that find the buffer full (EAGAIN) are not counted in
+ * tx_syscalls: they stand for the wait inside a blocking call. */
 int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b);
 
 /* One received datagram: valid until the next urtp_sock_recv on this rx. */
@@ -145,7 +157,8 @@ void urtp_rx_destroy(urtp_rx_t *rx);
  * first call that has to wait. */
 int urtp_sock_recv(urtp_sock_t *s, urtp_rx_t *rx, int timeout_ms);
 
-/* Interrupts a wait in urtp_sock_recv (now or the next one); thread-safe. */
+/* Interrupts a wait in urtp_sock_recv or urtp_sock_send (now or the next
+ * one, until urtp_sock_unwake); thread-safe. */
 void urtp_sock_wake(urtp_sock_t *s);
 /* Clears a pending wake-up. */
 void urtp_sock_unwake(urtp_sock_t *s);

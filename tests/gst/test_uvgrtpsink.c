@@ -11,6 +11,8 @@
 #include "config.h"
 #endif
 
+#include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <arpa/inet.h>
@@ -1920,6 +1922,187 @@ GST_START_TEST (test_unreachable_not_fatal)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------------ */
+/* A send blocked on a full socket buffer (issue 16)                        */
+
+/* An H.265 access unit of about len bytes: AUD, then one IDR slice. */
+static GstBuffer *
+big_au (gsize len, guint salt)
+{
+  GstBuffer *b = gst_buffer_new_allocate (NULL, len, NULL);
+  GstMapInfo m;
+
+  gst_buffer_map (b, &m, GST_MAP_WRITE);
+  memcpy (m.data, "\0\0\0\1\x46\x01\x50\0\0\0\1\x26\x01", 13);
+  for (gsize i = 13; i < len; i++)
+    m.data[i] = (guint8) (1 + (i * 7 + salt) % 251);
+  gst_buffer_unmap (b, &m);
+  return b;
+}
+
+/* Datagrams queued at fd: count, and sequence numbers without a gap. */
+static guint
+drain_rtp (int fd, guint16 * next_seq, gboolean * at_start, guint * gaps)
+{
+  guint8 d[2048];
+  guint n = 0;
+  ssize_t l;
+
+  while ((l = recv (fd, d, sizeof d, MSG_DONTWAIT)) >= 12) {
+    guint16 seq = (guint16) rd16 (d + 2);
+    if (!*at_start && seq != *next_seq)
+      (*gaps)++;
+    *at_start = FALSE;
+    *next_seq = seq + 1;
+    n++;
+  }
+  return n;
+}
+
+/* Opens a receiving socket on 127.0.0.1 with a deep buffer; returns its
+ * port in *port. */
+static int
+deep_receiver (guint16 * port)
+{
+  struct sockaddr_in a;
+  socklen_t alen = sizeof a;
+  int fd = socket (AF_INET, SOCK_DGRAM, 0), big = 64 << 20;
+
+  fail_unless (fd >= 0);
+  setsockopt (fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big);
+  memset (&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
+  fail_unless (bind (fd, (struct sockaddr *) &a, sizeof a) == 0);
+  fail_unless (getsockname (fd, (struct sockaddr *) &a, &alen) == 0);
+  *port = ntohs (a.sin_port);
+  return fd;
+}
+
+/* 1.2 MB access units whose send waits for room (see below): one inline,
+ * two with the send thread (the render of the second waits for the
+ * thread). PAUSED must come at once, and after PLAYING the send resumes:
+ * at EOS every byte has been sent (with the thread: drained at EOS), and
+ * nothing is lost or out of order. */
+static void
+blocked_pause_resume (int fd, guint16 port, gboolean thread)
+{
+  GstElement *pipeline, *src, *sink;
+  GstBus *bus;
+  GstMessage *msg;
+  GstStructure *st;
+  gint64 t0, took;
+  guint64 packets, bytes;
+  guint got, gaps = 0;
+  guint16 next_seq = 0;
+  gboolean at_start = TRUE;
+  gchar *desc;
+
+  desc = g_strdup_printf ("appsrc name=src format=time caps=\"video/x-h265, "
+      "stream-format=byte-stream, alignment=au\" ! uvgrtpsink name=sink "
+      "host=127.0.0.1 port=%d buffer-size=4096 send-mode=mmsg sync=false "
+      "send-thread=%d", port, thread);
+  pipeline = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  fail_unless (pipeline != NULL);
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  bus = gst_element_get_bus (pipeline);
+
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  for (guint i = 0; i < (thread ? 2u : 1u); i++)
+    fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src),
+            big_au (1200000, 1 + i)), GST_FLOW_OK);
+  g_usleep (400000);            /* the send is waiting for room now */
+
+  t0 = g_get_monotonic_time ();
+  gst_element_set_state (pipeline, GST_STATE_PAUSED);
+  fail_unless (gst_element_get_state (pipeline, NULL, NULL, 5 * GST_SECOND)
+      != GST_STATE_CHANGE_FAILURE);
+  took = g_get_monotonic_time () - t0;
+  GST_INFO ("send-thread=%d: PLAYING -> PAUSED took %" G_GINT64_FORMAT " us",
+      thread, took);
+  fail_unless (took < G_USEC_PER_SEC, "PAUSED took %" G_GINT64_FORMAT
+      " us behind a blocked send", took);
+
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  gst_app_src_end_of_stream (GST_APP_SRC (src));
+  msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  g_object_get (sink, "stats", &st, NULL);
+  fail_unless (gst_structure_get_uint64 (st, "packets", &packets));
+  fail_unless (gst_structure_get_uint64 (st, "bytes", &bytes));
+  gst_structure_free (st);
+  /* all of it was out by EOS: payload plus RTP and FU headers */
+  fail_unless (bytes > (thread ? 2400000u : 1200000u), "%" G_GUINT64_FORMAT
+      " bytes sent", bytes);
+  g_usleep (200000);
+  got = drain_rtp (fd, &next_seq, &at_start, &gaps);
+  fail_unless_equals_uint64 (got, packets);
+  fail_unless_equals_int (gaps, 0);
+
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+}
+
+/* In a network namespace of this test's own (check runs each test in a
+ * child process): loopback through tbf at 4 Mbit/s with a deep queue, and
+ * a 4 KB send buffer, so that a 1.2 MB access unit keeps the send waiting
+ * for room for seconds. */
+GST_START_TEST (test_blocked_send_state_changes)
+{
+  GstElement *pipeline, *src;
+  gint64 t0, took;
+  guint16 port;
+  gchar *desc;
+  int fd;
+
+  if (g_strcmp0 (g_getenv ("CK_FORK"), "no") == 0) {
+    GST_INFO ("needs check's fork mode for its network namespace: skipped");
+    return;
+  }
+  if (unshare (CLONE_NEWNET) < 0
+      || system ("ip link set lo up && tc qdisc add dev lo root tbf rate "
+          "4mbit burst 16kb limit 64mb >/dev/null 2>&1") != 0) {
+    GST_INFO ("no network namespace with tbf here: skipped");
+    return;
+  }
+  fd = deep_receiver (&port);
+  blocked_pause_resume (fd, port, FALSE);
+  blocked_pause_resume (fd, port, TRUE);
+
+  /* blocked again, then stopped: NULL must not wait for the network */
+  desc = g_strdup_printf ("appsrc name=src format=time caps=\"video/x-h265, "
+      "stream-format=byte-stream, alignment=au\" ! uvgrtpsink name=sink "
+      "host=127.0.0.1 port=%d buffer-size=4096 send-mode=mmsg sync=false "
+      "send-thread=true", port);
+  pipeline = gst_parse_launch (desc, NULL);
+  g_free (desc);
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  for (guint i = 0; i < 2; i++)
+    gst_app_src_push_buffer (GST_APP_SRC (src), big_au (1200000, 2 + i));
+  g_usleep (400000);
+  t0 = g_get_monotonic_time ();
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  took = g_get_monotonic_time () - t0;
+  GST_INFO ("PLAYING -> NULL took %" G_GINT64_FORMAT " us", took);
+  fail_unless (took < G_USEC_PER_SEC, "NULL took %" G_GINT64_FORMAT
+      " us behind a blocked send", took);
+  gst_object_unref (src);
+  gst_object_unref (pipeline);
+  close (fd);
+}
+
+GST_END_TEST;
+
 static Suite *
 uvgrtpsink_suite (void)
 {
@@ -1952,6 +2135,7 @@ uvgrtpsink_suite (void)
   tcase_add_test (tc, test_opus_packet_too_big);
   tcase_add_test (tc, test_avc_without_codec_data);
   tcase_add_test (tc, test_unreachable_not_fatal);
+  tcase_add_test (tc, test_blocked_send_state_changes);
   return s;
 }
 

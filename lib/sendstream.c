@@ -1,0 +1,901 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "urtp/sendstream.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "urtp/au.h"
+#include "urtp/batch.h"
+#include "urtp/pay.h"
+#include "urtp/scl.h"
+#include "urtp/sender.h"
+
+#define DEFAULT_FAIL_TIMEOUT_NS (2 * 1000000000LL)
+#define NS_PER_S 1000000000LL
+
+/* Holds of the pushes whose packets are in one batch. */
+typedef struct hold_list {
+  void **v;
+  size_t n, cap;
+} hold_list_t;
+
+struct urtp_sendstream {
+  urtp_sock_t *sock;
+  urtp_sendstream_config_t cfg;   /* srtp and format pointers cleared */
+  atomic_int config_interval;
+
+  /* format: written by the streaming thread under ps_lock, which sdp()
+   * takes to read it from elsewhere */
+  bool have_format;
+  urtp_sendstream_format_t fmt;
+  unsigned nal_length_size;       /* of length-prefixed input; 0: unknown */
+  urtp_pay_t pay;
+  bool have_pay;
+
+  /* parameter sets: the current ones change under ps_lock */
+  pthread_mutex_t ps_lock;
+  urtp_params_t ps;
+  bool batch_refs_ps;             /* the batch being built points into ps */
+
+  /* access unit being pushed (NAL-aligned input) */
+  bool au_vcl_seen;
+  bool au_ts_valid;
+  uint32_t au_ts;
+  int64_t last_config;            /* time_ns the sets last went out; < 0 none */
+  bool opus_marker;               /* the next Opus packet starts a talkspurt */
+  urtp_nal_t *nals;
+  size_t nals_cap;
+
+  /* Two sets alternate with the send thread: [cur] is being built,
+   * [cur ^ 1] may be in flight until the next flush or drain. */
+  urtp_sender_t *sender;
+  unsigned cur;
+  urtp_batch_t batch[2], sbatch[2];
+  hold_list_t holds[2];
+  atomic_bool interrupted;        /* the thread's last send was interrupted */
+  const urtp_batch_t *int_batch;  /* ... this batch, after int_off packets */
+  size_t int_off;
+  atomic_int thread_err;          /* sticky -ETIMEDOUT from the thread */
+
+  /* An interrupted send keeps what it did not send: packets tail_off on of
+   * tail_batch (of set tail_set) go out first at the next flush or drain,
+   * or are given up by drop. */
+  bool tail;
+  unsigned tail_set;
+  const urtp_batch_t *tail_batch;
+  size_t tail_off;
+  /* the batch being built, through keys and protection, ready to send */
+  const urtp_batch_t *out;
+
+  /* keys */
+  urtp_srtp_t srtp;
+  uint64_t aus, aus_mark;         /* access units pushed; at the last flush */
+  uint64_t pad0;                  /* pay.pad_bytes already published */
+
+  /* counters, copied out by get_stats */
+  pthread_mutex_t stats_lock;
+  urtp_sendstream_stats_t st;
+  int64_t fail_since;             /* CLOCK_MONOTONIC ns; 0: not failing */
+};
+
+static int64_t now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+/* --- holds --------------------------------------------------------------- */
+
+static void release(urtp_sendstream_t *ss, void *hold)
+{
+  if (ss->cfg.release)
+    ss->cfg.release(ss->cfg.user, hold);
+}
+
+static int hold_add(urtp_sendstream_t *ss, void *hold)
+{
+  hold_list_t *h = &ss->holds[ss->cur];
+  if (h->n == h->cap) {
+    size_t cap = h->cap ? h->cap * 2 : 16;
+    void **v = realloc(h->v, cap * sizeof(*v));
+    if (!v)
+      return -ENOMEM;
+    h->v = v;
+    h->cap = cap;
+  }
+  h->v[h->n++] = hold;
+  return 0;
+}
+
+static void holds_release(urtp_sendstream_t *ss, unsigned set)
+{
+  hold_list_t *h = &ss->holds[set];
+  for (size_t i = 0; i < h->n; i++)
+    release(ss, h->v[i]);
+  h->n = 0;
+}
+
+static void set_discard(urtp_sendstream_t *ss, unsigned set);
+
+/* Drops the batch being built and lets go of its input. */
+static void discard(urtp_sendstream_t *ss)
+{
+  set_discard(ss, ss->cur);
+}
+
+/* --- accounting ---------------------------------------------------------- */
+
+/* Adds a finished send of b (urtp_sock_send's result r, `reported` ICMP
+ * error reports among tx_errors) to the counters. Packets the kernel did
+ * not take count as send errors, and so do the reports; only the former
+ * make a failure that can end the stream. Runs where the send ran.
+ * Returns 0, -EINTR or -ETIMEDOUT. */
+static int account(urtp_sendstream_t *ss, const urtp_batch_t *b, int r, uint64_t reported)
+{
+  const urtp_sock_t *s = ss->sock;
+  size_t npkts = b->npkts;
+  size_t sent = r == -EINTR ? s->tx_sent : r < 0 ? 0 : (size_t)r < npkts ? (size_t)r : npkts;
+  uint64_t bytes = 0, unsent = npkts - sent;
+  int ret = 0;
+  /* the packets sent are always the first ones */
+  for (size_t i = 0; i < sent; i++)
+    bytes += b->pkts[i].len;
+
+  pthread_mutex_lock(&ss->stats_lock);
+  ss->st.packets += sent;
+  ss->st.bytes += bytes;
+  ss->st.syscalls = s->tx_syscalls;
+  ss->st.send_messages = s->tx_msgs;
+  ss->st.tx_mode = s->tx_mode;
+  if (r == -EINTR) {
+    ss->st.interrupts++;
+    ret = -EINTR;
+  } else {
+    ss->st.send_errors += unsent ? (unsent > reported ? unsent : reported) : reported;
+    if (unsent) {
+      int64_t now = now_ns();
+      ss->st.last_error = r < 0 ? -r : EIO;
+      if (!ss->fail_since)
+        ss->fail_since = now;
+      if (now - ss->fail_since >= ss->cfg.fail_timeout_ns)
+        ret = -ETIMEDOUT;
+    } else {
+      if (reported)
+        ss->st.last_error = ECONNREFUSED;
+      ss->fail_since = 0;
+    }
+  }
+  pthread_mutex_unlock(&ss->stats_lock);
+  return ret;
+}
+
+/* The send thread's report of one batch. */
+static void sender_done(void *user, const urtp_batch_t *b, int r, uint64_t reported)
+{
+  urtp_sendstream_t *ss = user;
+  int e = account(ss, b, r, reported);
+  if (e == -EINTR) {
+    ss->int_batch = b;
+    ss->int_off = ss->sock->tx_sent;
+    atomic_store(&ss->interrupted, true);
+  } else if (e < 0) {
+    atomic_store(&ss->thread_err, e);
+  }
+}
+
+/* Publishes what push counted since the last call (one lock per flush). */
+static void publish_push_counters(urtp_sendstream_t *ss)
+{
+  uint64_t pad = ss->have_pay ? ss->pay.pad_bytes : ss->pad0;
+  pthread_mutex_lock(&ss->stats_lock);
+  ss->st.access_units = ss->aus;
+  ss->st.padding_bytes += pad - ss->pad0;
+  pthread_mutex_unlock(&ss->stats_lock);
+  ss->pad0 = pad;
+}
+
+/* --- the batch in flight and the interrupted tail ------------------------ */
+
+/* Clears a set's batches and lets go of its input. */
+static void set_discard(urtp_sendstream_t *ss, unsigned set)
+{
+  urtp_batch_clear(&ss->batch[set]);
+  urtp_batch_clear(&ss->sbatch[set]);
+  holds_release(ss, set);
+  if (set == ss->cur) {
+    ss->batch_refs_ps = false;
+    ss->out = NULL;
+  }
+}
+
+/* Waits for the batch in flight. Sent: its input is released. Interrupted:
+ * it becomes the tail and -EINTR is returned. A lasting failure of the
+ * thread is returned every time. */
+/* After urtp_sender_wait(): a send the thread had interrupted becomes the
+ * tail to resume. Returns whether there was one. */
+static bool take_interrupted(urtp_sendstream_t *ss)
+{
+  if (!atomic_exchange(&ss->interrupted, false))
+    return false;
+  ss->tail = true;
+  ss->tail_set = ss->cur ^ 1;
+  ss->tail_batch = ss->int_batch;
+  ss->tail_off = ss->int_off;
+  return true;
+}
+
+static int wait_in_flight(urtp_sendstream_t *ss)
+{
+  if (!ss->sender)
+    return 0;
+  urtp_sender_wait(ss->sender);
+  if (take_interrupted(ss))
+    return -EINTR;
+  if (!ss->tail || ss->tail_set != (ss->cur ^ 1))
+    holds_release(ss, ss->cur ^ 1);
+  return atomic_load(&ss->thread_err);
+}
+
+/* Sends the tail inline (nothing is in flight). Done: its set is free. */
+static int send_tail(urtp_sendstream_t *ss)
+{
+  urtp_batch_t view = *ss->tail_batch;
+  view.pkts += ss->tail_off;
+  view.npkts -= ss->tail_off;
+  uint64_t e0 = ss->sock->tx_errors;
+  int r = urtp_sock_send(ss->sock, &view);
+  size_t sent = ss->sock->tx_sent;
+  r = account(ss, &view, r, ss->sock->tx_errors - e0);
+  if (r == -EINTR) {
+    ss->tail_off += sent;
+    return r;
+  }
+  ss->tail = false;
+  set_discard(ss, ss->tail_set);
+  return r;
+}
+
+int urtp_sendstream_drain(urtp_sendstream_t *ss)
+{
+  publish_push_counters(ss);
+  int r = wait_in_flight(ss);
+  if (r == -EINTR || (r == 0 && ss->tail))
+    r = send_tail(ss);
+  return r;
+}
+
+void urtp_sendstream_drop(urtp_sendstream_t *ss)
+{
+  if (ss->sender) {
+    urtp_sender_wait(ss->sender);
+    take_interrupted(ss);
+  }
+  uint64_t dropped = ss->batch[ss->cur].npkts + ss->sbatch[ss->cur].npkts;
+  if (ss->tail) {
+    if (ss->tail_set != ss->cur)
+      dropped += ss->tail_batch->npkts - ss->tail_off;
+    else
+      dropped -= ss->tail_off;
+    ss->tail = false;
+  }
+  set_discard(ss, ss->cur ^ 1);
+  set_discard(ss, ss->cur);
+  if (dropped) {
+    pthread_mutex_lock(&ss->stats_lock);
+    ss->st.dropped += dropped;
+    pthread_mutex_unlock(&ss->stats_lock);
+  }
+}
+
+/* --- keys ---------------------------------------------------------------- */
+
+/* Whether the batch may go out: with keys, or in clear where allowed. */
+static bool keys_allow(urtp_sendstream_t *ss, size_t npkts)
+{
+  if (!ss->cfg.key_sync)
+    return true;
+  bool had = ss->srtp.session != NULL;
+  bool has = ss->cfg.key_sync(ss->cfg.user, &ss->srtp) && ss->srtp.session != NULL;
+  if (has && !had && ss->cfg.keys_ready)
+    ss->cfg.keys_ready(ss->cfg.user);
+  bool send = has || ss->cfg.allow_clear;
+  pthread_mutex_lock(&ss->stats_lock);
+  if (!send) {
+    ss->st.held_aus += ss->aus - ss->aus_mark;
+    ss->st.held_packets += npkts;
+  } else if (!has) {
+    ss->st.sent_clear += npkts;
+  }
+  pthread_mutex_unlock(&ss->stats_lock);
+  ss->aus_mark = ss->aus;
+  return send;
+}
+
+/* Protects the batch being built into its second batch. Returns the batch
+ * to send, or NULL when out of memory. */
+static const urtp_batch_t *protect(urtp_sendstream_t *ss)
+{
+  urtp_batch_t *b = &ss->batch[ss->cur];
+#ifdef URTP_HAVE_SRTP
+  if (!ss->srtp.session)
+    return b;
+  const urtp_srtp_stats_t *st = &ss->srtp.stats;
+  uint64_t refused0 = st->replay + st->other;
+  urtp_batch_t *out = &ss->sbatch[ss->cur];
+  if (urtp_srtp_protect_batch(&ss->srtp, b, out) < 0)
+    return NULL;
+  uint64_t refused = st->replay + st->other - refused0;
+  if (refused) {
+    pthread_mutex_lock(&ss->stats_lock);
+    ss->st.srtp_errors += refused;
+    pthread_mutex_unlock(&ss->stats_lock);
+  }
+  /* protected packets are copies: the input and the parameter sets are
+   * free at once */
+  holds_release(ss, ss->cur);
+  urtp_batch_clear(b);
+  ss->batch_refs_ps = false;
+  return out;
+#else
+  return b;
+#endif
+}
+
+/* --- flush --------------------------------------------------------------- */
+
+/* Takes the batch being built through keys and protection into ss->out
+ * (NULL: nothing to send), once. */
+static int prepare(urtp_sendstream_t *ss)
+{
+  urtp_batch_t *b = &ss->batch[ss->cur];
+  if (ss->out || (ss->tail && ss->tail_set == ss->cur))
+    return 0; /* done before an interruption, or it is the tail itself */
+  if (b->npkts == 0 || !keys_allow(ss, b->npkts)) {
+    discard(ss);
+    return 0;
+  }
+  const urtp_batch_t *out = protect(ss);
+  if (!out) {
+    discard(ss);
+    return -ENOMEM;
+  }
+  if (out->npkts == 0)
+    discard(ss);
+  else
+    ss->out = out;
+  return 0;
+}
+
+int urtp_sendstream_flush(urtp_sendstream_t *ss)
+{
+  int r;
+
+  publish_push_counters(ss);
+  /* keys and protection first: with the send thread they overlap the send
+   * of the batch before, which must then be out (its failure or
+   * interruption is this flush's too) */
+  if ((r = prepare(ss)) < 0)
+    return r;
+  r = wait_in_flight(ss);
+  if (r == -EINTR)
+    return r; /* kept: the next flush resumes */
+  if (r < 0) {
+    urtp_sendstream_drop(ss);
+    return r;
+  }
+  if (ss->tail) {
+    if ((r = send_tail(ss)) == -EINTR)
+      return r;
+    if (r < 0) {
+      urtp_sendstream_drop(ss);
+      return r;
+    }
+  }
+  const urtp_batch_t *out = ss->out;
+  if (!out)
+    return 0;
+  ss->out = NULL;
+
+  if (ss->sender) {
+    /* nothing is in flight (waited above): this returns at once */
+    urtp_sender_submit(ss->sender, out);
+    ss->cur ^= 1;
+    urtp_batch_clear(&ss->batch[ss->cur]);
+    urtp_batch_clear(&ss->sbatch[ss->cur]);
+    ss->batch_refs_ps = false;
+    return 0;
+  }
+
+  uint64_t e0 = ss->sock->tx_errors;
+  r = urtp_sock_send(ss->sock, out);
+  size_t sent = ss->sock->tx_sent;
+  r = account(ss, out, r, ss->sock->tx_errors - e0);
+  if (r == -EINTR) {
+    ss->tail = true;
+    ss->tail_set = ss->cur;
+    ss->tail_batch = out;
+    ss->tail_off = sent;
+    return r;
+  }
+  discard(ss);
+  return r;
+}
+
+/* Before the current parameter sets change: nothing may point into them,
+ * neither the batch being built (sent first) nor the one in flight. */
+static int ps_will_change(urtp_sendstream_t *ss)
+{
+  int r = 0;
+  if (ss->batch_refs_ps)
+    r = urtp_sendstream_flush(ss);
+  if (r == 0)
+    r = urtp_sendstream_drain(ss);
+  return r;
+}
+
+/* --- setup --------------------------------------------------------------- */
+
+static void au_begin(urtp_sendstream_t *ss)
+{
+  urtp_params_au_begin(&ss->ps);
+  ss->au_vcl_seen = false;
+}
+
+int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
+                        const urtp_sendstream_config_t *cfg)
+{
+  *out = NULL;
+  if (cfg->srtp && cfg->key_sync)
+    return -EINVAL;
+#ifndef URTP_HAVE_SRTP
+  if (cfg->srtp || cfg->key_sync)
+    return -ENOTSUP;
+#endif
+  urtp_sendstream_t *ss = calloc(1, sizeof(*ss));
+  if (!ss)
+    return -ENOMEM;
+  ss->sock = sock;
+  ss->cfg = *cfg;
+  ss->cfg.srtp = NULL;
+  ss->cfg.format = NULL;
+  if (ss->cfg.fail_timeout_ns <= 0)
+    ss->cfg.fail_timeout_ns = DEFAULT_FAIL_TIMEOUT_NS;
+  atomic_init(&ss->config_interval, cfg->config_interval);
+  atomic_init(&ss->interrupted, false);
+  atomic_init(&ss->thread_err, 0);
+  pthread_mutex_init(&ss->ps_lock, NULL);
+  pthread_mutex_init(&ss->stats_lock, NULL);
+  urtp_params_init(&ss->ps, URTP_CODEC_H264);
+  for (int i = 0; i < 2; i++) {
+    urtp_batch_init(&ss->batch[i]);
+    urtp_batch_init(&ss->sbatch[i]);
+  }
+  ss->last_config = -1;
+  ss->opus_marker = true;
+  ss->st.tx_mode = sock->tx_mode;
+
+  int r = 0;
+#ifdef URTP_HAVE_SRTP
+  if (cfg->srtp) {
+    urtp_srtp_config_t sc = *cfg->srtp;
+    sc.dir = URTP_SRTP_OUTBOUND;
+    sc.any_ssrc = false;
+    sc.ssrc = cfg->ssrc;
+    sc.replay_window = 0;
+    if ((r = urtp_srtp_init(&ss->srtp, &sc)) < 0)
+      goto fail;
+  }
+#endif
+  if (cfg->format && (r = urtp_sendstream_set_format(ss, cfg->format)) < 0)
+    goto fail;
+  if (cfg->send_thread && (r = urtp_sender_start(&ss->sender, sock, sender_done, ss)) < 0)
+    goto fail;
+  *out = ss;
+  return 0;
+
+fail:
+  urtp_sendstream_free(ss);
+  return r;
+}
+
+void urtp_sendstream_free(urtp_sendstream_t *ss)
+{
+  if (!ss)
+    return;
+  urtp_sendstream_drop(ss);
+  urtp_sender_stop(ss->sender);
+  ss->sender = NULL;
+  for (int i = 0; i < 2; i++) {
+    urtp_batch_free(&ss->batch[i]);
+    urtp_batch_free(&ss->sbatch[i]);
+    free(ss->holds[i].v);
+  }
+#ifdef URTP_HAVE_SRTP
+  urtp_srtp_destroy(&ss->srtp);
+#endif
+  if (ss->have_pay)
+    urtp_pay_destroy(&ss->pay);
+  urtp_params_free(&ss->ps);
+  free(ss->nals);
+  pthread_mutex_destroy(&ss->ps_lock);
+  pthread_mutex_destroy(&ss->stats_lock);
+  free(ss);
+}
+
+int urtp_sendstream_set_format(urtp_sendstream_t *ss, const urtp_sendstream_format_t *fmt)
+{
+  bool video = fmt->codec != URTP_CODEC_OPUS;
+  size_t mtu = fmt->mtu ? fmt->mtu : URTP_PAY_DEFAULT_MTU;
+  if ((unsigned)fmt->codec > URTP_CODEC_OPUS || mtu < URTP_PAY_MIN_MTU || mtu > 65535 ||
+      fmt->pt > 127 || fmt->nal_length_size > 4 || (unsigned)fmt->input > URTP_INPUT_LENGTH_PREFIXED ||
+      (!video && (fmt->channels < 1 || fmt->channels > 2)) ||
+      (fmt->input == URTP_INPUT_LENGTH_PREFIXED &&
+       fmt->codec != URTP_CODEC_H264 && fmt->codec != URTP_CODEC_H265))
+    return -EINVAL;
+  if (mtu > urtp_sendstream_mtu_max(ss))
+    return -EMSGSIZE;
+
+  urtp_pay_config_t pc = {
+    .codec = fmt->codec,
+    .pt = fmt->pt,
+    .ssrc = ss->cfg.ssrc,
+    .seq_start = ss->have_pay ? ss->pay.seq : ss->cfg.seq_start,
+    .mtu = mtu,
+    .aggregate = fmt->aggregate,
+    /* padding buys nothing where packets go one per message */
+    .pad_fragments = fmt->pad_fragments && ss->sock->tx_mode == URTP_IO_GSO,
+  };
+  int r;
+  if (!ss->have_format || ss->fmt.codec != fmt->codec) {
+    if ((r = ps_will_change(ss)) < 0)
+      return r;
+  }
+  urtp_pay_t pay;
+  if ((r = urtp_pay_init(&pay, &pc)) < 0)
+    return r;
+  /* counters continue across formats */
+  pay.packets = ss->have_pay ? ss->pay.packets : 0;
+  pay.bytes = ss->have_pay ? ss->pay.bytes : 0;
+  pay.pad_bytes = ss->have_pay ? ss->pay.pad_bytes : ss->pad0;
+
+  pthread_mutex_lock(&ss->ps_lock);
+  if (!ss->have_format || ss->fmt.codec != fmt->codec) {
+    urtp_params_reset(&ss->ps, fmt->codec);
+    ss->nal_length_size = 0;
+  }
+  if (ss->have_pay)
+    urtp_pay_destroy(&ss->pay);
+  ss->pay = pay;
+  ss->have_pay = true;
+  ss->fmt = *fmt;
+  ss->fmt.mtu = mtu;
+  if (fmt->nal_length_size)
+    ss->nal_length_size = fmt->nal_length_size;
+  ss->have_format = true;
+  pthread_mutex_unlock(&ss->ps_lock);
+  au_begin(ss);
+  ss->au_ts_valid = false;
+  return 0;
+}
+
+size_t urtp_sendstream_mtu_max(const urtp_sendstream_t *ss)
+{
+  /* keys from key_sync come later: their tag is not known here */
+  return ss->srtp.session && !ss->cfg.key_sync ? 65535 - ss->srtp.rtp_trailer : 65535;
+}
+
+int urtp_sendstream_set_codec_data(urtp_sendstream_t *ss, const uint8_t *data, size_t len)
+{
+  if (!ss->have_format)
+    return -EINVAL;
+  unsigned ls;
+  size_t n;
+  urtp_nal_t probe[4 * URTP_PARAMS_MAX_PER_KIND];
+  /* checked before anything is flushed for it */
+  int r = urtp_params_parse_record(ss->fmt.codec, data, len, &ls, probe,
+                                   sizeof(probe) / sizeof(probe[0]), &n);
+  if (r < 0)
+    return r;
+  if ((r = ps_will_change(ss)) < 0)
+    return r;
+  pthread_mutex_lock(&ss->ps_lock);
+  r = urtp_params_set_record(&ss->ps, data, len, &ls);
+  pthread_mutex_unlock(&ss->ps_lock);
+  if (r < 0)
+    return r;
+  if (ss->fmt.input == URTP_INPUT_LENGTH_PREFIXED && !ss->fmt.nal_length_size)
+    ss->nal_length_size = ls;
+  au_begin(ss);
+  return 0;
+}
+
+void urtp_sendstream_set_config_interval(urtp_sendstream_t *ss, int interval)
+{
+  atomic_store(&ss->config_interval, interval);
+}
+
+const urtp_params_t *urtp_sendstream_params(const urtp_sendstream_t *ss)
+{
+  return &ss->ps;
+}
+
+/* --- push ---------------------------------------------------------------- */
+
+static int nals_reserve(urtp_sendstream_t *ss, size_t n)
+{
+  if (n <= ss->nals_cap)
+    return 0;
+  size_t cap = ss->nals_cap ? ss->nals_cap : 64;
+  while (cap < n)
+    cap *= 2;
+  urtp_nal_t *v = realloc(ss->nals, cap * sizeof(*v));
+  if (!v)
+    return -ENOMEM;
+  ss->nals = v;
+  ss->nals_cap = cap;
+  return 0;
+}
+
+/* Splits data into ss->nals, leaving `spare` entries free for parameter
+ * sets. Returns the count, -EBADMSG for lengths that overrun, -ENOMEM. */
+static long split_nals(urtp_sendstream_t *ss, const uint8_t *data, size_t len, size_t spare)
+{
+  size_t n = 0;
+  if (ss->fmt.input == URTP_INPUT_ANNEXB) {
+    if (nals_reserve(ss, spare + 32) < 0)
+      return -ENOMEM;
+    n = urtp_scl_split(data, len, ss->nals, ss->nals_cap - spare);
+    if (n > ss->nals_cap - spare) {
+      if (nals_reserve(ss, n + spare) < 0)
+        return -ENOMEM;
+      n = urtp_scl_split(data, len, ss->nals, ss->nals_cap - spare);
+    }
+    return (long)n;
+  }
+  const unsigned ls = ss->nal_length_size;
+  size_t off = 0;
+  if (!ls)
+    return -EBADMSG; /* no codec data told the length size */
+  while (off < len) {
+    size_t l = 0;
+    if (len - off < ls)
+      return -EBADMSG;
+    for (unsigned i = 0; i < ls; i++)
+      l = l << 8 | data[off + i];
+    off += ls;
+    if (l > len - off)
+      return -EBADMSG;
+    if (l > 0) {
+      if (nals_reserve(ss, n + 1 + spare) < 0)
+        return -ENOMEM;
+      ss->nals[n].data = data + off;
+      ss->nals[n].len = l;
+      n++;
+    }
+    off += l;
+  }
+  return (long)n;
+}
+
+/* Whether config_interval asks for the sets before an IRAP picture at t. */
+static bool want_config(urtp_sendstream_t *ss, int64_t t)
+{
+  int interval = atomic_load(&ss->config_interval);
+  if (interval == 0)
+    return false;
+  if (interval < 0 || ss->last_config < 0 || t < 0 || t < ss->last_config)
+    return true;
+  return t - ss->last_config >= (int64_t)interval * NS_PER_S;
+}
+
+/* Inserts the current sets of the kinds not in `have` at position at of
+ * the n NAL units (room reserved). Returns the new count. */
+static size_t insert_ps(urtp_sendstream_t *ss, size_t n, size_t at, unsigned have)
+{
+  const urtp_params_t *ps = &ss->ps;
+  size_t count = 0;
+  for (int k = 0; k < URTP_PS_KINDS; k++)
+    if (!(have & URTP_PS_BIT(k)))
+      count += urtp_params_count(ps, (urtp_ps_kind_t)k);
+  if (!count)
+    return n;
+  memmove(ss->nals + at + count, ss->nals + at, (n - at) * sizeof(urtp_nal_t));
+  size_t i = at;
+  for (int k = 0; k < URTP_PS_KINDS; k++) {
+    if (have & URTP_PS_BIT(k))
+      continue;
+    for (unsigned j = 0; j < urtp_params_count(ps, (urtp_ps_kind_t)k); j++) {
+      ss->nals[i].data = urtp_params_get(ps, (urtp_ps_kind_t)k, j, &ss->nals[i].len);
+      i++;
+    }
+  }
+  ss->batch_refs_ps = true;
+  return n + count;
+}
+
+/* Commits the sets the access unit carried, first making sure nothing
+ * points into the ones they replace. */
+static int commit_ps(urtp_sendstream_t *ss)
+{
+  if (!urtp_params_au_changes(&ss->ps)) {
+    urtp_params_au_commit(&ss->ps); /* forgets the gathered copies */
+    return 0;
+  }
+  int r = ps_will_change(ss);
+  if (r < 0)
+    return r;
+  pthread_mutex_lock(&ss->ps_lock);
+  urtp_params_au_commit(&ss->ps);
+  pthread_mutex_unlock(&ss->ps_lock);
+  return 0;
+}
+
+/* Packetizes with the push's hold taken; on failure the batch is dropped. */
+static int pay_held(urtp_sendstream_t *ss, void *hold, const urtp_nal_t *nals, size_t n,
+                    const uint8_t *frame, size_t len, uint32_t ts, bool mark)
+{
+  if (hold_add(ss, hold) < 0) {
+    release(ss, hold);
+    return -ENOMEM;
+  }
+  int r = frame ? urtp_pay_frame(&ss->pay, frame, len, ts, mark, &ss->batch[ss->cur])
+                : urtp_pay_nals(&ss->pay, nals, n, ts, mark, &ss->batch[ss->cur]);
+  if (r == -EMSGSIZE) {
+    /* nothing was added: only this push goes */
+    ss->holds[ss->cur].n--;
+    release(ss, hold);
+  } else if (r < 0) {
+    discard(ss);
+  }
+  return r;
+}
+
+static int push_opus(urtp_sendstream_t *ss, const uint8_t *data, size_t len, uint32_t ts,
+                     unsigned flags, void *hold)
+{
+  /* Stream headers (OpusHead, OpusTags) are not sent over RTP. */
+  if ((flags & URTP_SEND_HEADER) ||
+      (len >= 8 && (memcmp(data, "OpusHead", 8) == 0 || memcmp(data, "OpusTags", 8) == 0))) {
+    release(ss, hold);
+    return 0;
+  }
+  if (flags & URTP_SEND_DISCONT)
+    ss->opus_marker = true;
+  int r = pay_held(ss, hold, NULL, 0, data, len, ts, ss->opus_marker);
+  if (r < 0)
+    return r;
+  ss->opus_marker = false;
+  ss->aus++;
+  return r;
+}
+
+int urtp_sendstream_push(urtp_sendstream_t *ss, const uint8_t *data, size_t len, uint32_t ts,
+                         int64_t time_ns, unsigned flags, void *hold)
+{
+  if (!ss->have_format || ss->tail) {
+    release(ss, hold);
+    return ss->tail ? -EBUSY : -EINVAL;
+  }
+  if (len == 0) {
+    release(ss, hold);
+    return 0;
+  }
+  if (ss->fmt.codec == URTP_CODEC_OPUS)
+    return push_opus(ss, data, len, ts, flags, hold);
+
+  const urtp_h26x_desc_t *d = ss->pay.desc;
+  const bool align_au = !ss->fmt.align_nal;
+  long sn = split_nals(ss, data, len, urtp_params_total(&ss->ps));
+  if (sn < 0) {
+    release(ss, hold);
+    return (int)sn;
+  }
+  size_t n = (size_t)sn, first_vcl = SIZE_MAX, insert_at = 0;
+  bool leading_aud = true, key = false;
+  int r;
+
+  /* NAL-aligned input without markers: a new timestamp starts an AU. */
+  if (align_au || (ss->au_ts_valid && ts != ss->au_ts && ss->au_vcl_seen))
+    au_begin(ss);
+  ss->au_ts = ts;
+  ss->au_ts_valid = true;
+
+  /* The parameter sets of an access unit precede its first picture. */
+  for (size_t i = 0; i < n && !ss->au_vcl_seen; i++) {
+    const urtp_nal_t *nal = &ss->nals[i];
+    if (nal->len < d->hdr_len)
+      continue;
+    unsigned type = urtp_h26x_type(d, nal->data);
+    if (leading_aud && urtp_h26x_is_aud(d, type))
+      insert_at = i + 1;
+    else
+      leading_aud = false;
+    if (urtp_ps_kind(ss->fmt.codec, type) >= 0) {
+      if (urtp_params_au_add(&ss->ps, nal->data, nal->len) < 0) {
+        release(ss, hold);
+        return -ENOMEM;
+      }
+    } else if (urtp_h26x_is_vcl(d, type)) {
+      ss->au_vcl_seen = true;
+      first_vcl = i;
+      key = urtp_h26x_is_keyframe(d, type);
+    }
+  }
+
+  if (first_vcl != SIZE_MAX) {
+    if ((r = commit_ps(ss)) < 0) {
+      release(ss, hold);
+      return r;
+    }
+    if (key && want_config(ss, time_ns)) {
+      unsigned req = urtp_ps_required(ss->fmt.codec), carried = urtp_params_au_mask(&ss->ps);
+      if ((carried & req) == req) {
+        ss->last_config = time_ns; /* carried in band already */
+      } else if ((urtp_params_mask(&ss->ps) & req) == req) {
+        n = insert_ps(ss, n, align_au ? insert_at : first_vcl, carried);
+        ss->last_config = time_ns;
+      } else {
+        pthread_mutex_lock(&ss->stats_lock);
+        ss->st.config_missing++;
+        pthread_mutex_unlock(&ss->stats_lock);
+      }
+    }
+  }
+
+  bool end_of_au = align_au || (flags & URTP_SEND_END_AU);
+  r = pay_held(ss, hold, ss->nals, n, NULL, 0, ts, end_of_au);
+  if (r < 0)
+    return r;
+  if (end_of_au) {
+    /* an access unit without pictures still carries its parameter sets */
+    int c = commit_ps(ss);
+    au_begin(ss);
+    ss->au_ts_valid = false;
+    ss->aus++;
+    if (c < 0)
+      return c;
+  }
+  return r;
+}
+
+/* --- any thread ---------------------------------------------------------- */
+
+void urtp_sendstream_unlock(urtp_sendstream_t *ss)
+{
+  urtp_sock_wake(ss->sock);
+}
+
+void urtp_sendstream_unlock_stop(urtp_sendstream_t *ss)
+{
+  urtp_sock_unwake(ss->sock);
+}
+
+void urtp_sendstream_get_stats(urtp_sendstream_t *ss, urtp_sendstream_stats_t *out)
+{
+  pthread_mutex_lock(&ss->stats_lock);
+  *out = ss->st;
+  pthread_mutex_unlock(&ss->stats_lock);
+}
+
+int urtp_sendstream_sdp(urtp_sendstream_t *ss, const urtp_sdp_desc_t *base, char *out,
+                        size_t cap)
+{
+  urtp_sdp_desc_t d = *base;
+  int r = -ENODATA;
+  pthread_mutex_lock(&ss->ps_lock);
+  if (ss->have_format) {
+    d.session_id = ss->cfg.ssrc;
+    d.codec = ss->fmt.codec;
+    d.pt = ss->fmt.pt;
+    d.channels = ss->fmt.channels;
+    d.params = d.codec == URTP_CODEC_OPUS ? NULL : &ss->ps;
+    r = urtp_sdp_write(&d, out, cap);
+  }
+  pthread_mutex_unlock(&ss->ps_lock);
+  return r;
+}

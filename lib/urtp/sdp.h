@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * sdp.h - the session description (RFC 8866) of one sent RTP stream, as
+ * receivers such as ffplay, VLC or GStreamer's sdpdemux open it.
+ *
+ * Promises:
+ *  - The text follows from a plain description (urtp_sdp_desc_t) alone: the
+ *    same description always gives the same text, lines ending in CRLF.
+ *  - Session level: v=, o= (session id from the description), s=, c= (IPv4
+ *    or IPv6 from the address's form; an IPv4 multicast group carries its
+ *    TTL), t=0 0. Media level: m= (audio for Opus, else video, RTP/AVP),
+ *    a=rtpmap, then a=fmtp with what the payload format RFC defines:
+ *    H.264 (RFC 6184) packetization-mode=1, profile-level-id and
+ *    sprop-parameter-sets; H.265 (RFC 7798) and H.266 (RFC 9328)
+ *    profile-id, tier-flag, level-id and the sprop lists of the sets known
+ *    (sprop-dci for H.266, sprop-vps, sprop-sps, sprop-pps); Opus (RFC 7587)
+ *    opus/48000/2 with sprop-stereo. Fields whose source is not known yet
+ *    are left out, never guessed.
+ *  - Media-level attributes come in a fixed order, rtpmap and fmtp first;
+ *    the attributes of RTCP and retransmission (a=rtcp, a=rtcp-mux,
+ *    a=rtcp-fb, the rtx payload type) have their place after them.
+ *  - Written the snprintf way into the caller's memory; no allocation.
+ */
+#ifndef URTP_SDP_H
+#define URTP_SDP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec.h"
+#include "params.h"
+
+typedef struct urtp_sdp_desc {
+  const char *addr;             /* destination, numeric IPv4 or IPv6 */
+  uint16_t port;                /* RTP port */
+  int ttl;                      /* IPv4 multicast: the TTL for c= */
+  uint32_t session_id;          /* o= sess-id (uvgrtpsink: the SSRC) */
+  const char *session_name;     /* s=; NULL: "-" */
+  urtp_codec_t codec;
+  uint8_t pt;
+  unsigned channels;            /* Opus: 2 is sprop-stereo=1 */
+  const urtp_params_t *params;  /* H.26x parameter sets; NULL: none known */
+} urtp_sdp_desc_t;
+
+/* Writes the description of d into out, NUL-terminated. Returns the text's
+ * length without its NUL; if that is cap or more, only an empty string
+ * (cap > 0) was written: call again with more room. -EINVAL without an
+ * address. */
+int urtp_sdp_write(const urtp_sdp_desc_t *d, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * sendstream.h - the sending half of an RTP stream: access units in,
+ * packets out on a socket.
+ *
+ * Everything between an encoder and the network for one RTP stream of
+ * H.264 (RFC 6184), H.265 (RFC 7798), H.266 (RFC 9328) or Opus (RFC 7587):
+ * framing, parameter sets and their re-sending, the codec_data forms,
+ * SRTP, the hand-off to the socket or a send thread, and the accounting.
+ * uvgrtpsink is a mapping of GStreamer's buffers, caps and properties onto
+ * it; examples/urtp-send.c uses it with no GStreamer at all.
+ *
+ * Promises:
+ *  - Input: whole access units or NAL-aligned pieces of them, Annex-B or
+ *    NAL units prefixed by their lengths (avcC / hvcC, size from the codec
+ *    data), or Opus packets. Payload bytes are never copied: packets point
+ *    into the pushed bytes (pay.h, batch.h).
+ *  - Holds: the bytes of a push stay untouched by the stream and must stay
+ *    valid until the release callback is called with that push's hold:
+ *    once per push, exactly once, on the thread calling push, flush, drain
+ *    or free (never on the send thread), as soon as no packet waiting or in
+ *    flight points into them: right after the send when sending inline,
+ *    after the next flush or a drain with the send thread, right after
+ *    protection with SRTP (protected packets are copies), at once for
+ *    bytes that make no packet.
+ *  - Parameter sets (params.h): those of the codec data and those an
+ *    access unit carries in band become the current ones; with
+ *    config_interval they are sent again, in order, before an IRAP/IDR
+ *    picture that does not carry them itself (after its leading access
+ *    unit delimiter), never twice in one access unit.
+ *  - One flush, one batch: SRTP protection (srtp.h) into a second batch,
+ *    then one urtp_sock_send, inline or on the send thread (sender.h); the
+ *    system calls per access unit are those of the socket layer alone.
+ *  - Keys: a static SRTP key, or keys agreed elsewhere (ZRTP) through
+ *    key_sync before each batch. Without keys a batch is held back and
+ *    counted, or with allow_clear sent in clear and counted; keys_ready
+ *    tells when sending with keys starts.
+ *  - A send blocked on a full socket buffer ends with -EINTR once
+ *    urtp_sendstream_unlock() is called (until urtp_sendstream_unlock_stop),
+ *    and nothing is lost: the next flush or drain sends what was left,
+ *    first, or urtp_sendstream_drop() gives it up. So a pause can wait and
+ *    resume, a flush can drop.
+ *  - Sending that has failed without a break for fail_timeout_ns turns into
+ *    -ETIMEDOUT; single failures are only counted (a receiver that is not
+ *    up yet reports ICMP errors, which must not end a sender).
+ *  - Threads: one streaming thread calls push, flush, drain, set_format,
+ *    set_codec_data and free; get_stats, sdp, set_config_interval, unlock
+ *    and unlock_stop may be called from any thread, and take at most a
+ *    lock the streaming thread holds for a copy or a few counters.
+ *  - No allocation per packet: memory grows to the largest access unit and
+ *    is then reused.
+ */
+#ifndef URTP_SENDSTREAM_H
+#define URTP_SENDSTREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec.h"
+#include "net.h"
+#include "params.h"
+#include "sdp.h"
+#include "srtp.h"
+
+typedef struct urtp_sendstream urtp_sendstream_t;
+
+typedef enum urtp_input_form {
+  URTP_INPUT_ANNEXB,            /* NAL units after start codes */
+  URTP_INPUT_LENGTH_PREFIXED,   /* NAL units after big-endian lengths */
+} urtp_input_form_t;
+
+/* What is sent and how it comes in; may change between pushes. */
+typedef struct urtp_sendstream_format {
+  urtp_codec_t codec;
+  uint8_t pt;                   /* payload type, 0..127 */
+  size_t mtu;                   /* largest RTP packet; 0: URTP_PAY_DEFAULT_MTU */
+  bool aggregate;               /* STAP-A / AP for small NAL units */
+  bool pad_fragments;           /* equal-sized FUs (pay.h); used only where
+                                 * the socket sends with UDP GSO */
+  urtp_input_form_t input;
+  unsigned nal_length_size;     /* LENGTH_PREFIXED: 1..4; 0: from the codec data */
+  bool align_nal;               /* pushes are NAL-aligned pieces of access
+                                 * units (URTP_SEND_END_AU marks the last);
+                                 * else each push is one whole access unit */
+  unsigned channels;            /* Opus: 1 or 2 (SDP sprop-stereo) */
+} urtp_sendstream_format_t;
+
+/* Called once per push when the stream no longer needs its bytes. */
+typedef void (*urtp_sendstream_release_fn)(void *user, void *hold);
+/* Brings ctx (the stream's SRTP context: zeroed at first, then whatever
+ * this callback left in it) in line with the current keys; returns whether
+ * ctx holds keys to protect with. Called on the streaming thread before
+ * each batch is protected. */
+typedef bool (*urtp_sendstream_key_sync_fn)(void *user, urtp_srtp_t *ctx);
+/* key_sync returned keys after a batch without: a receiver that missed
+ * what went before needs a key frame. Called on the streaming thread. */
+typedef void (*urtp_sendstream_keys_ready_fn)(void *user);
+
+typedef struct urtp_sendstream_config {
+  uint32_t ssrc;
+  uint16_t seq_start;           /* sequence number of the first packet */
+  int config_interval;          /* 0: never; -1: before every IRAP/IDR
+                                 * picture lacking the sets; N: at the
+                                 * first one N seconds after they last went */
+  bool send_thread;             /* send on a thread of its own (sender.h) */
+  const urtp_srtp_config_t *srtp; /* static keys: profile, key, key_len are
+                                 * read (copied); direction and SSRC are
+                                 * the stream's. NULL: none */
+  urtp_sendstream_key_sync_fn key_sync; /* keys agreed elsewhere (not with srtp) */
+  bool allow_clear;             /* key_sync: send in clear while no keys */
+  urtp_sendstream_keys_ready_fn keys_ready; /* may be NULL */
+  urtp_sendstream_release_fn release;       /* may be NULL */
+  void *user;                   /* for the callbacks */
+  int64_t fail_timeout_ns;      /* 0: 2 s */
+  const urtp_sendstream_format_t *format; /* NULL: set_format before pushing */
+} urtp_sendstream_config_t;
+
+/* Flags of a push. */
+#define URTP_SEND_END_AU  0x1u  /* NAL-aligned input: these bytes end an AU */
+#define URTP_SEND_DISCONT 0x2u  /* a gap before these bytes (Opus: the next
+                                 * packet starts a talkspurt, marker set) */
+#define URTP_SEND_HEADER  0x4u  /* stream header (OpusHead, OpusTags), not sent */
+
+/* push's own counters (access_units, padding_bytes, config_missing aside)
+ * are published by flush and drain. */
+typedef struct urtp_sendstream_stats {
+  uint64_t packets;             /* RTP packets the kernel took */
+  uint64_t bytes;               /* their bytes, SRTP tags included */
+  uint64_t access_units;        /* pushed whole (video) or Opus packets */
+  uint64_t send_errors;         /* packets refused, plus ICMP error reports */
+  uint64_t syscalls;            /* send system calls */
+  uint64_t send_messages;       /* what they handed over: a packet or a GSO run */
+  uint64_t padding_bytes;       /* RTP padding packetized (pad_fragments) */
+  uint64_t srtp_errors;         /* packets SRTP protection refused */
+  uint64_t held_aus;            /* access units not sent: no keys yet */
+  uint64_t held_packets;        /* their packets */
+  uint64_t sent_clear;          /* packets sent in clear (allow_clear) */
+  uint64_t config_missing;      /* IRAP pictures config_interval had no sets for */
+  uint64_t interrupts;          /* sends interrupted by unlock */
+  uint64_t dropped;             /* packets given up unsent (drop, free) */
+  int last_error;               /* errno of the latest failed send; 0: none */
+  urtp_io_mode_t tx_mode;       /* the socket's send mode (GSO may fall back) */
+} urtp_sendstream_stats_t;
+
+/* Creates a stream sending on sock (opened with a remote; it must outlive
+ * the stream and is used by the stream alone while it sends). Returns 0;
+ * -EINVAL for a bad configuration (srtp together with key_sync, a bad
+ * format); -ENOTSUP if SRTP is asked for without SRTP support, or the
+ * profile is not available; -ENOMEM; -errno from pthread_create. */
+int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
+                        const urtp_sendstream_config_t *cfg);
+/* Waits for what is in flight, drops what was pushed but not flushed (and
+ * an interrupted send's rest), releases every hold, ends the send thread
+ * and frees. NULL is fine. */
+void urtp_sendstream_free(urtp_sendstream_t *ss);
+
+/* Sets what is sent. Sequence numbers continue. A new codec forgets the
+ * parameter sets; the same codec keeps them (an encoder may send them in
+ * band once only). Returns 0; -EINVAL (mtu below URTP_PAY_MIN_MTU or above
+ * 65535, pt above 127, Opus with other than 1 or 2 channels, length-
+ * prefixed H.266 or Opus, a NAL length size above 4); -EMSGSIZE if mtu
+ * leaves no room in a UDP datagram for the static SRTP key's tag; or what
+ * flushing and draining return when the sets in use must change. */
+int urtp_sendstream_set_format(urtp_sendstream_t *ss, const urtp_sendstream_format_t *fmt);
+
+/* The largest mtu set_format accepts: 65535 less the static SRTP key's tag. */
+size_t urtp_sendstream_mtu_max(const urtp_sendstream_t *ss);
+
+/* Takes codec data (avcC for H.264, hvcC for H.265): its parameter sets
+ * replace the current ones, and length-prefixed input uses its NAL length
+ * size. Returns 0, or as urtp_params_set_record (-EINVAL malformed, -ENOTSUP
+ * for H.266 and Opus), with nothing changed; -EINVAL before set_format. */
+int urtp_sendstream_set_codec_data(urtp_sendstream_t *ss, const uint8_t *data, size_t len);
+
+/* Any thread; the next IRAP picture sees it. */
+void urtp_sendstream_set_config_interval(urtp_sendstream_t *ss, int interval);
+
+/* Packetizes data with RTP timestamp ts into the batch being built; time_ns
+ * (any monotonic time; < 0: unknown) paces config_interval. hold goes to
+ * the release callback (see Promises). Returns the packets added (0 for
+ * bytes that make none), or: -EINVAL before set_format; -EBUSY while an
+ * interrupted send waits (flush or drop first); -EBADMSG (NAL unit lengths
+ * overrun the bytes) or -EMSGSIZE (Opus packet larger than the mtu
+ * allows): nothing of data is sent, the batch keeps what came before;
+ * -ENOMEM: the whole batch being built is dropped; -EINTR, -ETIMEDOUT or
+ * -ENOMEM from the flush and drain a change of the parameter sets in use
+ * needs, with data not sent. hold is released in every case. */
+int urtp_sendstream_push(urtp_sendstream_t *ss, const uint8_t *data, size_t len, uint32_t ts,
+                         int64_t time_ns, unsigned flags, void *hold);
+
+/* Sends the batch built since the last flush: keys, protection, then the
+ * socket (inline) or the send thread (which first finishes the batch
+ * before). What an interrupted send left goes first. Returns 0; -EINTR if
+ * a send was interrupted by unlock (inline: this batch; with the send
+ * thread: the batch before, and this one is not sent yet): call flush
+ * again to go on, or drop; -ETIMEDOUT once sending has failed without a
+ * break for fail_timeout_ns (stats.last_error says how; everything unsent
+ * is dropped); -ENOMEM (batch dropped). */
+int urtp_sendstream_flush(urtp_sendstream_t *ss);
+
+/* Waits until nothing is in flight (sending what an interrupted send left)
+ * and releases the holds; an unflushed batch stays. Returns 0, -EINTR
+ * (interrupted again: call again or drop) or the thread's -ETIMEDOUT. */
+int urtp_sendstream_drain(urtp_sendstream_t *ss);
+
+/* Gives up what was pushed and not sent: the batch being built and an
+ * interrupted send's rest (counted in stats.dropped), after waiting for
+ * the batch in flight; releases their holds. For a flush or a stop. */
+void urtp_sendstream_drop(urtp_sendstream_t *ss);
+
+/* Any thread: makes a send waiting on a full socket buffer return, now and
+ * until unlock_stop (net.h: urtp_sock_wake). */
+void urtp_sendstream_unlock(urtp_sendstream_t *ss);
+/* Any thread, with the streaming thread out of push, flush and drain: ends
+ * the unlocked period (waits for the send thread to come back first). */
+void urtp_sendstream_unlock_stop(urtp_sendstream_t *ss);
+
+/* Any thread: a copy of the counters. */
+void urtp_sendstream_get_stats(urtp_sendstream_t *ss, urtp_sendstream_stats_t *out);
+
+/* The parameter sets in use (streaming thread; others use sdp). */
+const urtp_params_t *urtp_sendstream_params(const urtp_sendstream_t *ss);
+
+/* Any thread: the session description of the stream. base gives the
+ * address, port, TTL and session name; the stream fills in the rest (its
+ * SSRC as session id, codec, pt, channels, parameter sets). Returns as
+ * urtp_sdp_write, or -ENODATA before set_format. */
+int urtp_sendstream_sdp(urtp_sendstream_t *ss, const urtp_sdp_desc_t *base, char *out,
+                        size_t cap);
+
+#endif

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test_sdp.c - the session description (lib/urtp/sdp.h): exact text for
+ * each codec and address form, as RFC 8866 lays it out and RFC 6184, 7798,
+ * 9328 and 7587 fill the fmtp line. The parameter sets are real (x264,
+ * x265, libvvenc; see test_params.c), their base64 computed independently.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "tap.h"
+#include "urtp/params.h"
+#include "urtp/sdp.h"
+
+static const uint8_t h264_sps[] = {
+  0x67, 0x64, 0x00, 0x14, 0xac, 0xd9, 0x41, 0x41, 0xfb, 0x01, 0x6a, 0x0c, 0x0c, 0x0d, 0x4a, 0x00,
+  0x00, 0x03, 0x00, 0x02, 0x00, 0x00, 0x03, 0x00, 0x79, 0x1e, 0x28, 0x53, 0x2c,
+};
+static const uint8_t h264_pps[] = { 0x68, 0xeb, 0xec, 0xb2, 0x2c };
+static const uint8_t h265_vps[] = {
+  0x40, 0x01, 0x0c, 0x01, 0xff, 0xff, 0x01, 0x60, 0x00, 0x00, 0x03, 0x00, 0x90, 0x00, 0x00, 0x03,
+  0x00, 0x00, 0x03, 0x00, 0x3f, 0x95, 0x98, 0x09,
+};
+static const uint8_t h265_sps[] = {
+  0x42, 0x01, 0x01, 0x01, 0x60, 0x00, 0x00, 0x03, 0x00, 0x90, 0x00, 0x00, 0x03, 0x00, 0x00, 0x03,
+  0x00, 0x3f, 0xa0, 0x0a, 0x08, 0x0f, 0x16, 0x59, 0x59, 0xa4, 0x93, 0x2b, 0xff, 0xc0, 0x00, 0x40,
+  0x00, 0x5a, 0x83, 0x03, 0x03, 0x02, 0x00, 0x00, 0x03, 0x00, 0x02, 0x00, 0x00, 0x03, 0x00, 0x3c,
+  0x10,
+};
+static const uint8_t h265_pps[] = { 0x44, 0x01, 0xc1, 0x72, 0xb4, 0x62, 0x40 };
+static const uint8_t h266_sps[] = {
+  0x00, 0x79, 0x00, 0xab, 0x02, 0x20, 0x80, 0x00, 0x00, 0x80, 0x28, 0x20, 0x3c, 0x46, 0xa0, 0x07,
+};
+static const uint8_t h266_pps[] = { 0x00, 0x81, 0x00, 0x00, 0x14, 0x10, 0x1e, 0x22, 0x24, 0x1f, 0x41 };
+
+static char out[2048];
+
+static void check_text(const urtp_sdp_desc_t *d, const char *want)
+{
+  int n = urtp_sdp_write(d, out, sizeof(out));
+  CHECK_EQ(n, (int)strlen(want));
+  if (strcmp(out, want) != 0)
+    printf("#   got:\n%s#   want:\n%s", out, want);
+  CHECK(strcmp(out, want) == 0);
+}
+
+static void test_h264_ipv4(void)
+{
+  urtp_params_t ps;
+  urtp_params_init(&ps, URTP_CODEC_H264);
+  urtp_params_add(&ps, h264_sps, sizeof(h264_sps));
+  urtp_params_add(&ps, h264_pps, sizeof(h264_pps));
+  urtp_sdp_desc_t d = { .addr = "192.0.2.7", .port = 5004, .ttl = 1, .session_id = 305419896,
+                        .session_name = "uvgrtpsink", .codec = URTP_CODEC_H264, .pt = 96,
+                        .params = &ps };
+  check_text(&d, "v=0\r\n"
+                 "o=- 305419896 1 IN IP4 127.0.0.1\r\n"
+                 "s=uvgrtpsink\r\n"
+                 "c=IN IP4 192.0.2.7\r\n"
+                 "t=0 0\r\n"
+                 "m=video 5004 RTP/AVP 96\r\n"
+                 "a=rtpmap:96 H264/90000\r\n"
+                 "a=fmtp:96 packetization-mode=1;profile-level-id=640014;"
+                 "sprop-parameter-sets=Z2QAFKzZQUH7AWoMDA1KAAADAAIAAAMAeR4oUyw=,aOvssiw=\r\n");
+
+  /* without a PPS: profile-level-id only; without sets: the mode only */
+  urtp_params_reset(&ps, URTP_CODEC_H264);
+  urtp_params_add(&ps, h264_sps, sizeof(h264_sps));
+  int n = urtp_sdp_write(&d, out, sizeof(out));
+  CHECK(n > 0);
+  CHECK(strstr(out, "a=fmtp:96 packetization-mode=1;profile-level-id=640014\r\n") != NULL);
+  d.params = NULL;
+  urtp_sdp_write(&d, out, sizeof(out));
+  CHECK(strstr(out, "a=fmtp:96 packetization-mode=1\r\n") != NULL);
+  urtp_params_free(&ps);
+}
+
+static void test_h265_ipv6(void)
+{
+  urtp_params_t ps;
+  urtp_params_init(&ps, URTP_CODEC_H265);
+  urtp_params_add(&ps, h265_vps, sizeof(h265_vps));
+  urtp_params_add(&ps, h265_sps, sizeof(h265_sps));
+  urtp_params_add(&ps, h265_pps, sizeof(h265_pps));
+  urtp_sdp_desc_t d = { .addr = "2001:db8::1", .port = 40000, .ttl = 1, .session_id = 7,
+                        .session_name = "uvgrtpsink", .codec = URTP_CODEC_H265, .pt = 97,
+                        .params = &ps };
+  check_text(&d, "v=0\r\n"
+                 "o=- 7 1 IN IP6 ::1\r\n"
+                 "s=uvgrtpsink\r\n"
+                 "c=IN IP6 2001:db8::1\r\n"
+                 "t=0 0\r\n"
+                 "m=video 40000 RTP/AVP 97\r\n"
+                 "a=rtpmap:97 H265/90000\r\n"
+                 "a=fmtp:97 profile-id=1;tier-flag=0;level-id=63;"
+                 "sprop-vps=QAEMAf//AWAAAAMAkAAAAwAAAwA/lZgJ;"
+                 "sprop-sps=QgEBAWAAAAMAkAAAAwAAAwA/oAoIDxZZWaSTK//AAEAAWoMDAwIAAAMAAgAAAwA8EA==;"
+                 "sprop-pps=RAHBcrRiQA==\r\n");
+
+  /* no sets known yet: no fmtp line at all */
+  urtp_params_reset(&ps, URTP_CODEC_H265);
+  check_text(&d, "v=0\r\n"
+                 "o=- 7 1 IN IP6 ::1\r\n"
+                 "s=uvgrtpsink\r\n"
+                 "c=IN IP6 2001:db8::1\r\n"
+                 "t=0 0\r\n"
+                 "m=video 40000 RTP/AVP 97\r\n"
+                 "a=rtpmap:97 H265/90000\r\n");
+  /* a PPS only: its sprop without profile fields */
+  urtp_params_add(&ps, h265_pps, sizeof(h265_pps));
+  urtp_sdp_write(&d, out, sizeof(out));
+  CHECK(strstr(out, "\r\na=fmtp:97 sprop-pps=RAHBcrRiQA==\r\n") != NULL);
+  urtp_params_free(&ps);
+}
+
+static void test_h266_multicast(void)
+{
+  urtp_params_t ps;
+  urtp_params_init(&ps, URTP_CODEC_H266);
+  urtp_params_add(&ps, h266_sps, sizeof(h266_sps));
+  urtp_params_add(&ps, h266_pps, sizeof(h266_pps));
+  urtp_sdp_desc_t d = { .addr = "239.1.2.3", .port = 5006, .ttl = 4, .session_id = 1,
+                        .codec = URTP_CODEC_H266, .pt = 98, .params = &ps };
+  /* an IPv4 group carries its TTL; no session name gives "-" */
+  check_text(&d, "v=0\r\n"
+                 "o=- 1 1 IN IP4 127.0.0.1\r\n"
+                 "s=-\r\n"
+                 "c=IN IP4 239.1.2.3/4\r\n"
+                 "t=0 0\r\n"
+                 "m=video 5006 RTP/AVP 98\r\n"
+                 "a=rtpmap:98 H266/90000\r\n"
+                 "a=fmtp:98 profile-id=1;tier-flag=0;level-id=32;"
+                 "sprop-sps=AHkAqwIggAAAgCggPEagBw==;sprop-pps=AIEAABQQHiIkH0E=\r\n");
+  urtp_params_free(&ps);
+}
+
+static void test_opus(void)
+{
+  urtp_sdp_desc_t d = { .addr = "ff02::1234", .port = 5008, .ttl = 4, .session_id = 42,
+                        .session_name = "uvgrtpsink", .codec = URTP_CODEC_OPUS, .pt = 111,
+                        .channels = 2 };
+  /* IPv6 groups have no TTL in c= (RFC 8866 5.7) */
+  check_text(&d, "v=0\r\n"
+                 "o=- 42 1 IN IP6 ::1\r\n"
+                 "s=uvgrtpsink\r\n"
+                 "c=IN IP6 ff02::1234\r\n"
+                 "t=0 0\r\n"
+                 "m=audio 5008 RTP/AVP 111\r\n"
+                 "a=rtpmap:111 opus/48000/2\r\n"
+                 "a=fmtp:111 sprop-stereo=1\r\n");
+  d.channels = 1;
+  d.addr = "127.0.0.1";
+  check_text(&d, "v=0\r\n"
+                 "o=- 42 1 IN IP4 127.0.0.1\r\n"
+                 "s=uvgrtpsink\r\n"
+                 "c=IN IP4 127.0.0.1\r\n"
+                 "t=0 0\r\n"
+                 "m=audio 5008 RTP/AVP 111\r\n"
+                 "a=rtpmap:111 opus/48000/2\r\n"
+                 "a=fmtp:111 sprop-stereo=0\r\n");
+}
+
+static void test_sizes(void)
+{
+  urtp_params_t ps;
+  urtp_params_init(&ps, URTP_CODEC_H265);
+  urtp_params_add(&ps, h265_vps, sizeof(h265_vps));
+  urtp_params_add(&ps, h265_sps, sizeof(h265_sps));
+  urtp_params_add(&ps, h265_pps, sizeof(h265_pps));
+  urtp_sdp_desc_t d = { .addr = "127.0.0.1", .port = 5004, .codec = URTP_CODEC_H265, .pt = 96,
+                        .params = &ps };
+  int n = urtp_sdp_write(&d, out, sizeof(out));
+  REQUIRE(n > 0);
+  char full[2048];
+  memcpy(full, out, (size_t)n + 1);
+  /* every size too small, the sprop lists included: the length, and "" */
+  for (int cap = 0; cap <= n; cap++) {
+    char small[2048];
+    memset(small, 'x', sizeof(small));
+    CHECK_EQ(urtp_sdp_write(&d, small, (size_t)cap), n);
+    if (cap > 0)
+      CHECK_EQ(small[0], '\0');
+    CHECK_EQ(small[cap], 'x'); /* nothing written past cap */
+  }
+  CHECK_EQ(urtp_sdp_write(&d, out, (size_t)n + 1), n);
+  CHECK(strcmp(out, full) == 0);
+  d.addr = NULL;
+  CHECK_EQ(urtp_sdp_write(&d, out, sizeof(out)), -EINVAL);
+  d.addr = "";
+  CHECK_EQ(urtp_sdp_write(&d, out, sizeof(out)), -EINVAL);
+  urtp_params_free(&ps);
+}
+
+int main(void)
+{
+  TAP_RUN(test_h264_ipv4);
+  TAP_RUN(test_h265_ipv6);
+  TAP_RUN(test_h266_multicast);
+  TAP_RUN(test_opus);
+  TAP_RUN(test_sizes);
+  return tap_done();
+}
