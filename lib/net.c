@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "urtp/net.h"
+#include "urtp/pacer.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -380,11 +381,18 @@ int urtp_sock_local_port(const urtp_sock_t *s)
 
 /* --- send --------------------------------------------------------------- */
 
-/* s->cmsgs holds msgs_cap cmsg slots, then msgs_cap uint32 packet indices:
- * the first packet of each message, to know how far a partial send got. */
+/* s->cmsgs holds msgs_cap cmsg slots, then msgs_cap uint32 packet indices
+ * (the first packet of each message, to know how far a partial send got),
+ * then msgs_cap uint32 byte counts (what each message carries, for the
+ * pacer). */
 static uint32_t *tx_first(const urtp_sock_t *s)
 {
   return (uint32_t *)(void *)(s->cmsgs + s->msgs_cap * TX_CMSG_SLOT);
+}
+
+static uint32_t *tx_bytes(const urtp_sock_t *s)
+{
+  return tx_first(s) + s->msgs_cap;
 }
 
 static int tx_reserve(urtp_sock_t *s, size_t n)
@@ -392,7 +400,7 @@ static int tx_reserve(urtp_sock_t *s, size_t n)
   if (n <= s->msgs_cap)
     return 0;
   struct mmsghdr *m = malloc(n * sizeof(*m));
-  uint8_t *c = malloc(n * (TX_CMSG_SLOT + sizeof(uint32_t)));
+  uint8_t *c = malloc(n * (TX_CMSG_SLOT + 2 * sizeof(uint32_t)));
   if (!m || !c) {
     free(m);
     free(c);
@@ -409,13 +417,16 @@ static int tx_reserve(urtp_sock_t *s, size_t n)
 /* Fills up to s->msgs_cap messages from packet *next on; returns how many.
  * In GSO mode a message covers a run of packets of equal length (the last
  * may be shorter and ends the run) whose iovecs lie back to back in the
- * batch, so the message points straight into b->iov without copying. */
-static size_t tx_build(urtp_sock_t *s, const urtp_batch_t *b, size_t *next)
+ * batch, so the message points straight into b->iov without copying; a run
+ * stays within `limit` bytes (the pacer's chunk). */
+static size_t tx_build(urtp_sock_t *s, const urtp_batch_t *b, size_t *next, size_t limit)
 {
   const bool gso = s->tx_mode == URTP_IO_GSO;
   const bool named = s->remote_len && addr_is_mcast(&s->remote);
-  const size_t max_bytes = addr_is_v4(&s->remote) ? GSO_MAX_BYTES_V4 : GSO_MAX_BYTES_V6;
-  uint32_t *first = tx_first(s);
+  size_t max_bytes = addr_is_v4(&s->remote) ? GSO_MAX_BYTES_V4 : GSO_MAX_BYTES_V6;
+  if (limit < max_bytes)
+    max_bytes = limit;
+  uint32_t *first = tx_first(s), *mbytes = tx_bytes(s);
   size_t i = *next, nm = 0;
 
   while (i < b->npkts && nm < s->msgs_cap) {
@@ -429,6 +440,7 @@ static size_t tx_build(urtp_sock_t *s, const urtp_batch_t *b, size_t *next)
     h->msg_controllen = 0;
     h->msg_flags = 0;
     first[nm] = (uint32_t)i;
+    mbytes[nm] = p->len;
 
     size_t n = 1;
     if (gso && p->len > 0) {
@@ -448,6 +460,7 @@ static size_t tx_build(urtp_sock_t *s, const urtp_batch_t *b, size_t *next)
         if (q->len < seg)
           break;
       }
+      mbytes[nm] = (uint32_t)bytes;
       if (n > 1) {
         h->msg_iovlen = niov;
         h->msg_control = s->cmsgs + nm * TX_CMSG_SLOT;
@@ -484,6 +497,62 @@ static int tx_wait(urtp_sock_t *s, int err)
   return 0;
 }
 
+static uint64_t mono_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleeps until `at` (CLOCK_MONOTONIC ns), or until urtp_sock_wake().
+ * Returns 0, or -EINTR when woken. */
+static int tx_sleep(urtp_sock_t *s, uint64_t at)
+{
+  for (;;) {
+    uint64_t now = mono_ns();
+    if (now >= at)
+      return 0;
+    struct timespec ts = { .tv_sec = (time_t)((at - now) / 1000000000u),
+                           .tv_nsec = (long)((at - now) % 1000000000u) };
+    struct pollfd pfd = { .fd = s->wake_fd, .events = POLLIN };
+    int pr = ppoll(&pfd, 1, &ts, NULL);
+    if (pr > 0 && (pfd.revents & POLLIN))
+      return -EINTR;
+  }
+}
+
+/* Gives back to the pacer what messages [k, booked) had booked. */
+static void tx_unbook(urtp_sock_t *s, size_t k, size_t booked)
+{
+  size_t unsent = 0;
+  for (size_t m = k; m < booked; m++)
+    unsent += tx_bytes(s)[m];
+  if (unsent)
+    urtp_pacer_give_back(s->pacer, unsent);
+}
+
+/* With a pacer: books the messages from k on that fit in one chunk, and
+ * waits until they may go. Returns the index past them, or -EINTR (with
+ * nothing booked) when woken. */
+static long tx_pace(urtp_sock_t *s, size_t k, size_t nm, size_t chunk, size_t queued)
+{
+  const uint32_t *mbytes = tx_bytes(s);
+  size_t bytes = 0, upto = k;
+  while (upto < nm && (upto == k || bytes + mbytes[upto] <= chunk))
+    bytes += mbytes[upto++];
+  uint64_t now = mono_ns();
+  uint64_t at = urtp_pacer_take(s->pacer, bytes, queued - bytes, now);
+  if (at > now) {
+    int r = tx_sleep(s, at);
+    urtp_pacer_waited(s->pacer, mono_ns() - now);
+    if (r < 0) {
+      urtp_pacer_give_back(s->pacer, bytes);
+      return r;
+    }
+  }
+  return (long)upto;
+}
+
 int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
 {
   s->tx_sent = 0;
@@ -495,18 +564,37 @@ int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
   if (r < 0)
     return r;
 
+  /* Paced: each chunk (whole messages, GSO runs within the chunk) waits
+   * for its turn; `booked` marks how far the pacer has let us go. */
+  const bool paced = urtp_pacer_active(s->pacer);
+  const size_t chunk = paced ? urtp_pacer_chunk(s->pacer) : SIZE_MAX;
+  size_t queued = 0;
+  if (paced)
+    for (size_t i = 0; i < b->npkts; i++)
+      queued += b->pkts[i].len;
+
   size_t next = 0;
   while (next < b->npkts) {
-    size_t nm = tx_build(s, b, &next);
-    size_t k = 0;
+    size_t nm = tx_build(s, b, &next, chunk);
+    size_t k = 0, booked = paced ? 0 : nm;
     while (k < nm) {
+      if (k == booked) {
+        long upto = tx_pace(s, k, nm, chunk, queued);
+        if (upto < 0) {
+          s->tx_sent = tx_first(s)[k];
+          return -EINTR;
+        }
+        for (size_t m = k; m < (size_t)upto; m++)
+          queued -= tx_bytes(s)[m];
+        booked = (size_t)upto;
+      }
       /* MSG_DONTWAIT: a full socket buffer returns EAGAIN instead of
        * blocking in the kernel, so that tx_wait can also be woken. */
       int n;
       if (s->tx_mode == URTP_IO_PLAIN)
         n = sendmsg(s->fd, &s->msgs[k].msg_hdr, MSG_DONTWAIT) < 0 ? -1 : 1;
       else
-        n = sendmmsg(s->fd, s->msgs + k, (unsigned)(nm - k), MSG_DONTWAIT);
+        n = sendmmsg(s->fd, s->msgs + k, (unsigned)(booked - k), MSG_DONTWAIT);
       if (n > 0) {
         s->tx_syscalls++;
         k += (size_t)n;
@@ -520,6 +608,8 @@ int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
         /* not counted in tx_syscalls: it stands for the wait a blocking
          * call would have made, and the retry is the call that counts */
         if (tx_wait(s, e) < 0) {
+          if (paced)
+            tx_unbook(s, k, booked);
           s->tx_sent = tx_first(s)[k];
           return -EINTR;
         }
@@ -540,9 +630,13 @@ int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
          * for good, from the first packet not sent. */
         s->tx_mode = URTP_IO_MMSG;
         next = p0;
+        if (paced)
+          tx_unbook(s, k, booked);
         break;
       }
       s->tx_errors += (k < nm - 1 ? tx_first(s)[k + 1] : next) - p0;
+      if (paced)
+        tx_unbook(s, k, booked);
       s->tx_sent = p0;
       return p0 > 0 ? (int)p0 : -e;
     }

@@ -10,12 +10,16 @@
 
 #include "urtp/au.h"
 #include "urtp/batch.h"
+#include "urtp/pacer.h"
 #include "urtp/pay.h"
 #include "urtp/scl.h"
 #include "urtp/sender.h"
 
 #define DEFAULT_FAIL_TIMEOUT_NS (2 * 1000000000LL)
 #define NS_PER_S 1000000000LL
+/* The bitrate is measured over the last second, in slots of 100 ms. */
+#define METER_SLOTS 10
+#define METER_SLOT_NS (NS_PER_S / METER_SLOTS)
 
 /* Holds of the pushes whose packets are in one batch. */
 typedef struct hold_list {
@@ -80,6 +84,22 @@ struct urtp_sendstream {
   pthread_mutex_t stats_lock;
   urtp_sendstream_stats_t st;
   int64_t fail_since;             /* CLOCK_MONOTONIC ns; 0: not failing */
+  /* the bitrate: bytes sent per 100 ms slot of the last second */
+  uint64_t meter[METER_SLOTS];
+  int64_t meter_slot;             /* the slot of meter[meter_slot % N] */
+
+  /* pacing (pacer.h): the socket's pacer; rate = max(pacing_rate,
+   * pacing_factor x bitrate), set at each flush */
+  urtp_pacer_t pacer;
+  pthread_mutex_t pacing_lock;
+  uint64_t pacing_rate;           /* bits per second; 0: none */
+  double pacing_factor;           /* 0: none */
+  size_t pacing_burst;
+  uint64_t pacing_effective;      /* what the pacer was last set to */
+  size_t pacing_effective_burst;
+  int64_t behind_t0;              /* the current second of the watch; 0: none */
+  uint64_t behind_waited0;        /* the pacer's waited_ns at its start */
+  atomic_bool behind;             /* the last whole second was nearly all waiting */
 };
 
 static int64_t now_ns(void)
@@ -130,6 +150,36 @@ static void discard(urtp_sendstream_t *ss)
 
 /* --- accounting ---------------------------------------------------------- */
 
+/* Moves the meter on to time t (slots since the last are empty); stats_lock. */
+static void meter_advance(urtp_sendstream_t *ss, int64_t t)
+{
+  int64_t slot = t / METER_SLOT_NS;
+  if (slot - ss->meter_slot >= METER_SLOTS)
+    memset(ss->meter, 0, sizeof(ss->meter));
+  else
+    for (int64_t k = ss->meter_slot + 1; k <= slot; k++)
+      ss->meter[k % METER_SLOTS] = 0;
+  if (slot > ss->meter_slot)
+    ss->meter_slot = slot;
+}
+
+/* stats_lock */
+static void meter_add(urtp_sendstream_t *ss, uint64_t bytes, int64_t t)
+{
+  meter_advance(ss, t);
+  ss->meter[ss->meter_slot % METER_SLOTS] += bytes;
+}
+
+/* Bits per second over the last second; stats_lock. */
+static uint64_t meter_rate(urtp_sendstream_t *ss, int64_t t)
+{
+  meter_advance(ss, t);
+  uint64_t sum = 0;
+  for (int i = 0; i < METER_SLOTS; i++)
+    sum += ss->meter[i];
+  return sum * 8;
+}
+
 /* Adds a finished send of b (urtp_sock_send's result r, `reported` ICMP
  * error reports among tx_errors) to the counters. Packets the kernel did
  * not take count as send errors, and so do the reports; only the former
@@ -149,6 +199,7 @@ static int account(urtp_sendstream_t *ss, const urtp_batch_t *b, int r, uint64_t
   pthread_mutex_lock(&ss->stats_lock);
   ss->st.packets += sent;
   ss->st.bytes += bytes;
+  meter_add(ss, bytes, now_ns());
   ss->st.syscalls = s->tx_syscalls;
   ss->st.send_messages = s->tx_msgs;
   ss->st.tx_mode = s->tx_mode;
@@ -371,11 +422,77 @@ static int prepare(urtp_sendstream_t *ss)
   return 0;
 }
 
+/* The pacer's rate for now: the configured one, or the factor times the
+ * bitrate measured over the last second, whichever is higher. A factor
+ * alone keeps its last rate while nothing is measured (after a pause), so
+ * that the first picture after it is paced too. Also watches whether the
+ * pacer holds the stream back nearly all the time: then the rate is below
+ * what the stream needs. Streaming thread, at each flush. */
+static void pacing_update(urtp_sendstream_t *ss)
+{
+  pthread_mutex_lock(&ss->pacing_lock);
+  uint64_t rate = ss->pacing_rate;
+  double factor = ss->pacing_factor;
+  size_t burst = ss->pacing_burst;
+  pthread_mutex_unlock(&ss->pacing_lock);
+  uint64_t cur = ss->pacing_effective;
+  if (factor > 0) {
+    pthread_mutex_lock(&ss->stats_lock);
+    uint64_t measured = meter_rate(ss, now_ns());
+    pthread_mutex_unlock(&ss->stats_lock);
+    uint64_t by_factor = (uint64_t)(factor * (double)measured);
+    if (by_factor > rate)
+      rate = by_factor;
+    else if (measured == 0 && cur > rate)
+      rate = cur;
+  }
+  /* small changes of a measured rate are not worth the lock */
+  bool rate_moved = rate != cur && (rate == 0 || cur == 0 || rate > cur + cur / 64 ||
+                                    rate < cur - cur / 64);
+  if (rate_moved || burst != ss->pacing_effective_burst) {
+    urtp_pacer_set(&ss->pacer, rate, burst);
+    ss->pacing_effective = rate;
+    ss->pacing_effective_burst = burst;
+  }
+
+  /* behind: over a whole second, the sends waited for the pacer more than
+   * 95% of the time (a stream paced at or above its bitrate waits at most
+   * 1/factor of it, a short while after each large picture) */
+  int64_t t = now_ns();
+  if (rate == 0) {
+    ss->behind_t0 = 0;
+    atomic_store(&ss->behind, false);
+    return;
+  }
+  urtp_pacer_stats_t ps;
+  if (ss->behind_t0 == 0 || t - ss->behind_t0 >= NS_PER_S) {
+    urtp_pacer_get_stats(&ss->pacer, &ps);
+    if (ss->behind_t0 != 0) {
+      uint64_t waited = ps.waited_ns - ss->behind_waited0;
+      bool behind = waited * 20 > (uint64_t)(t - ss->behind_t0) * 19;
+      if (behind && !atomic_load(&ss->behind)) {
+        pthread_mutex_lock(&ss->stats_lock);
+        ss->st.pacing_behind++;
+        pthread_mutex_unlock(&ss->stats_lock);
+      }
+      atomic_store(&ss->behind, behind);
+    }
+    ss->behind_t0 = t;
+    ss->behind_waited0 = ps.waited_ns;
+  }
+}
+
+bool urtp_sendstream_pacing_behind(urtp_sendstream_t *ss)
+{
+  return atomic_load(&ss->behind);
+}
+
 int urtp_sendstream_flush(urtp_sendstream_t *ss)
 {
   int r;
 
   publish_push_counters(ss);
+  pacing_update(ss);
   /* keys and protection first: with the send thread they overlap the send
    * of the batch before, which must then be out (its failure or
    * interruption is this flush's too) */
@@ -468,8 +585,19 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
   atomic_init(&ss->config_interval, cfg->config_interval);
   atomic_init(&ss->interrupted, false);
   atomic_init(&ss->thread_err, 0);
+  atomic_init(&ss->behind, false);
   pthread_mutex_init(&ss->ps_lock, NULL);
   pthread_mutex_init(&ss->stats_lock, NULL);
+  pthread_mutex_init(&ss->pacing_lock, NULL);
+  if (urtp_pacer_init(&ss->pacer, 0, 0) < 0) {
+    pthread_mutex_destroy(&ss->ps_lock);
+    pthread_mutex_destroy(&ss->stats_lock);
+    pthread_mutex_destroy(&ss->pacing_lock);
+    free(ss);
+    return -ENOMEM;
+  }
+  ss->meter_slot = now_ns() / METER_SLOT_NS;
+  sock->pacer = &ss->pacer;
   urtp_params_init(&ss->ps, URTP_CODEC_H264);
   for (int i = 0; i < 2; i++) {
     urtp_batch_init(&ss->batch[i]);
@@ -522,8 +650,12 @@ void urtp_sendstream_free(urtp_sendstream_t *ss)
     urtp_pay_destroy(&ss->pay);
   urtp_params_free(&ss->ps);
   free(ss->nals);
+  if (ss->sock->pacer == &ss->pacer)
+    ss->sock->pacer = NULL;
+  urtp_pacer_destroy(&ss->pacer);
   pthread_mutex_destroy(&ss->ps_lock);
   pthread_mutex_destroy(&ss->stats_lock);
+  pthread_mutex_destroy(&ss->pacing_lock);
   free(ss);
 }
 
@@ -877,9 +1009,32 @@ void urtp_sendstream_unlock_stop(urtp_sendstream_t *ss)
 
 void urtp_sendstream_get_stats(urtp_sendstream_t *ss, urtp_sendstream_stats_t *out)
 {
+  urtp_pacer_stats_t ps;
+  urtp_pacer_get_stats(&ss->pacer, &ps);
   pthread_mutex_lock(&ss->stats_lock);
   *out = ss->st;
+  out->bitrate = meter_rate(ss, now_ns());
   pthread_mutex_unlock(&ss->stats_lock);
+  out->pacing_rate = __atomic_load_n(&ss->pacer.rate, __ATOMIC_RELAXED) * 8;
+  out->pacing_waits = ps.waits;
+  out->pacing_waited_ns = ps.waited_ns;
+  out->pacing_max_wait_ns = ps.max_wait_ns;
+  out->pacing_max_queue = ps.max_queue;
+}
+
+void urtp_sendstream_set_pacing(urtp_sendstream_t *ss, uint64_t rate_bps, double factor,
+                                size_t burst)
+{
+  pthread_mutex_lock(&ss->pacing_lock);
+  ss->pacing_rate = rate_bps;
+  ss->pacing_factor = factor > 0 ? factor : 0;
+  ss->pacing_burst = burst;
+  pthread_mutex_unlock(&ss->pacing_lock);
+}
+
+urtp_pacer_t *urtp_sendstream_pacer(urtp_sendstream_t *ss)
+{
+  return &ss->pacer;
 }
 
 int urtp_sendstream_sdp(urtp_sendstream_t *ss, const urtp_sdp_desc_t *base, char *out,

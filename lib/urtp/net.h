@@ -77,6 +77,9 @@ typedef struct urtp_sock {
   uint64_t tx_errors;         /* packets the kernel refused */
   size_t tx_sent;             /* packets of the last urtp_sock_send's batch
                                * the kernel took (also after an error) */
+  /* Paces what urtp_sock_send sends (pacer.h); NULL: no pacing. Set by the
+   * owner, may be shared by several sockets (one budget). */
+  struct urtp_pacer *pacer;
   /* send scratch, grown to the largest batch */
   struct mmsghdr *msgs;
   size_t msgs_cap;

@@ -40,6 +40,8 @@
  *    and nothing is lost: the next flush or drain sends what was left,
  *    first, or urtp_sendstream_drop() gives it up. So a pause can wait and
  *    resume, a flush can drop.
+ *  - Pacing (urtp_sendstream_set_pacing): the socket sends through the
+ *    stream's pacer (pacer.h); sends keep their GSO runs, spread in time.
  *  - Sending that has failed without a break for fail_timeout_ns turns into
  *    -ETIMEDOUT; single failures are only counted (a receiver that is not
  *    up yet reports ICMP errors, which must not end a sender).
@@ -141,6 +143,15 @@ typedef struct urtp_sendstream_stats {
   uint64_t dropped;             /* packets given up unsent (drop, free) */
   int last_error;               /* errno of the latest failed send; 0: none */
   urtp_io_mode_t tx_mode;       /* the socket's send mode (GSO may fall back) */
+  uint64_t bitrate;             /* bits per second sent over the last second */
+  /* pacing (urtp_sendstream_set_pacing) */
+  uint64_t pacing_rate;         /* bits per second in effect; 0: not pacing */
+  uint64_t pacing_waits;        /* chunks that waited for their turn */
+  uint64_t pacing_waited_ns;    /* the time they waited, summed */
+  uint64_t pacing_max_wait_ns;  /* the longest wait */
+  uint64_t pacing_max_queue;    /* the most bytes held back at once */
+  uint64_t pacing_behind;       /* times the stream fell behind its pacing rate
+                                 * (urtp_sendstream_pacing_behind) */
 } urtp_sendstream_stats_t;
 
 /* Creates a stream sending on sock (opened with a remote; it must outlive
@@ -218,6 +229,27 @@ void urtp_sendstream_unlock_stop(urtp_sendstream_t *ss);
 
 /* Any thread: a copy of the counters. */
 void urtp_sendstream_get_stats(urtp_sendstream_t *ss, urtp_sendstream_stats_t *out);
+
+/* Paces what the stream sends (pacer.h): at rate_bps bits per second, or
+ * at factor times the bitrate measured over the last second, whichever is
+ * higher (0 and 0: no pacing; a factor alone paces nothing in the first
+ * moments, before there is a measurement), with bursts of at most burst
+ * bytes (0: URTP_PACER_DEFAULT_BURST). A batch is then sent as chunks of
+ * whole GSO runs spread in time, on the send thread when there is one (so
+ * the streaming thread only waits when it gets ahead by a whole batch),
+ * else inline; the waits can be interrupted as sends can
+ * (urtp_sendstream_unlock). Any thread; takes effect at the next flush. */
+void urtp_sendstream_set_pacing(urtp_sendstream_t *ss, uint64_t rate_bps, double factor,
+                                size_t burst);
+
+/* True while the pacing rate is below what the stream needs: over the
+ * last whole second the sends waited for the pacer more than 95% of the
+ * time (the stream's input is then held back by the pacer). Any thread. */
+bool urtp_sendstream_pacing_behind(urtp_sendstream_t *ss);
+
+/* The stream's pacer, for other sockets that should share its budget
+ * (retransmissions, RTCP): set it as their urtp_sock_t.pacer. */
+struct urtp_pacer *urtp_sendstream_pacer(urtp_sendstream_t *ss);
 
 /* The parameter sets in use (streaming thread; others use sdp). */
 const urtp_params_t *urtp_sendstream_params(const urtp_sendstream_t *ss);

@@ -301,7 +301,7 @@ static size_t gop(au_t *aus, size_t n, size_t salt)
 
 /* ---- access units in, inline and on the send thread ---------------------- */
 
-static void run_aus(urtp_io_mode_t mode, bool thread, bool aggregate)
+static void run_aus_paced(urtp_io_mode_t mode, bool thread, bool aggregate, uint64_t pace_bps)
 {
   link_t l;
   REQUIRE(link_open(&l, mode, 4 << 20) == 0);
@@ -312,9 +312,12 @@ static void run_aus(urtp_io_mode_t mode, bool thread, bool aggregate)
   cfg.send_thread = thread;
   urtp_sendstream_t *ss;
   REQUIRE(urtp_sendstream_new(&ss, &l.tx, &cfg) == 0);
+  if (pace_bps)
+    urtp_sendstream_set_pacing(ss, pace_bps, 0, 16384);
 
   au_t aus[24];
   size_t n = gop(aus, 24, mode * 7 + thread);
+  int64_t t0 = mono_ms();
   for (size_t i = 0; i < n; i++) {
     int r = urtp_sendstream_push(ss, aus[i].hold.data, aus[i].hold.len, (uint32_t)(i * 3000),
                                  (int64_t)i * 33333333, 0, &aus[i].hold);
@@ -324,11 +327,25 @@ static void run_aus(urtp_io_mode_t mode, bool thread, bool aggregate)
       CHECK_EQ(aus[i].hold.released, 1); /* inline: right after its send */
   }
   CHECK_EQ(urtp_sendstream_drain(ss), 0);
+  int64_t took_ms = mono_ms() - t0;
   urtp_sendstream_stats_t st;
   urtp_sendstream_get_stats(ss, &st);
   rx_collect(&l, st.packets, 500);
   CHECK_EQ(rxl.n, st.packets);
   CHECK_EQ(check_headers(SEQ0), n); /* one marker per access unit */
+  if (pace_bps) {
+    /* everything beyond the first burst went at the rate, no faster */
+    int64_t want_ms = (int64_t)((st.bytes - 16384) * 8 * 1000 / pace_bps);
+    printf("# paced at %llu bit/s: %llu bytes in %lld ms (at least %lld), %llu waits\n",
+           (unsigned long long)pace_bps, (unsigned long long)st.bytes, (long long)took_ms,
+           (long long)want_ms, (unsigned long long)st.pacing_waits);
+    CHECK(took_ms >= want_ms - 2);
+    CHECK(took_ms <= want_ms * 3 + 1000); /* generous: a loaded machine only slows */
+    CHECK(st.pacing_waits > 0);
+    CHECK_EQ(st.pacing_rate, pace_bps);
+  } else {
+    CHECK_EQ(st.pacing_waits, 0);
+  }
   check_aus(URTP_CODEC_H265, aus, n, NULL);
   uint64_t bytes = 0;
   for (size_t i = 0; i < rxl.n; i++)
@@ -350,7 +367,16 @@ static void run_aus(urtp_io_mode_t mode, bool thread, bool aggregate)
   link_close(&l);
 }
 
+static void run_aus(urtp_io_mode_t mode, bool thread, bool aggregate)
+{
+  run_aus_paced(mode, thread, aggregate, 0);
+}
+
 static void test_au_inline_gso(void) { run_aus(URTP_IO_GSO, false, false); }
+/* the same streams paced: order, bytes, headers exact, and the rate kept */
+static void test_au_paced_inline(void) { run_aus_paced(URTP_IO_GSO, false, false, 20000000); }
+static void test_au_paced_thread(void) { run_aus_paced(URTP_IO_GSO, true, false, 20000000); }
+static void test_au_paced_mmsg(void) { run_aus_paced(URTP_IO_MMSG, true, true, 20000000); }
 static void test_au_inline_mmsg_aggregate(void) { run_aus(URTP_IO_MMSG, false, true); }
 static void test_au_send_thread(void) { run_aus(URTP_IO_GSO, true, false); }
 static void test_au_send_thread_plain(void) { run_aus(URTP_IO_PLAIN, true, true); }
@@ -1210,6 +1236,9 @@ int main(void)
 {
   pusher = pthread_self();
   TAP_RUN(test_au_inline_gso);
+  TAP_RUN(test_au_paced_inline);
+  TAP_RUN(test_au_paced_thread);
+  TAP_RUN(test_au_paced_mmsg);
   TAP_RUN(test_au_inline_mmsg_aggregate);
   TAP_RUN(test_au_send_thread);
   TAP_RUN(test_au_send_thread_plain);
