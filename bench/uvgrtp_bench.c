@@ -8,6 +8,7 @@
  *   uvgrtp-bench send --path uvgrtp|stock --host H --port P [common]
  *                     [--fps F (0: as fast as possible)] [--seconds S | --frames N]
  *                     [--file PATH] [--echo-port P2 [--echo-bind ADDR]]
+ *                     [--times FILE]
  *   uvgrtp-bench gen  --frames N --out PATH [common]
  * common: [--codec h264|h265|h266] [--x265 FILE] [--mtu 1400]
  *         [--buffer-size BYTES] [--srtp none|gcm|cm] [--send-mode M] [--recv-mode M]
@@ -27,6 +28,13 @@
  * With --echo-host the receiver sends every access unit back through the
  * same kind of path (depayloader output straight into a payloader); the
  * sender, given --echo-port, receives them and reports send-to-echo times.
+ *
+ * With --times FILE, the sender writes a line "index time intra" per access
+ * unit (the time it was due, t0 + index / fps, as a live encoder delivers
+ * it, or the time it was pushed without --fps) and the receiver "index
+ * time" per intact access unit as it leaves the depayloader, both in
+ * seconds of CLOCK_MONOTONIC, which processes in different network
+ * namespaces of one host share: one-way latency by joining the two.
  *
  * Both sides print "RESULT key=value ..." (and "STATS <structure>" for the
  * element's own counters); the receiver first prints "READY" and stops after
@@ -71,6 +79,7 @@ typedef struct opts {
   const char *srtp;       /* none | gcm | cm */
   const char *send_mode, *recv_mode;
   const char *sink_props;      /* extra uvgrtpsink properties (gst-launch syntax) */
+  const char *times;           /* per-AU times file (see above) */
 } opts_t;
 
 static double now(void)
@@ -213,6 +222,10 @@ typedef struct counter {
   const double *t_send;
   double *lat;
   size_t nlat, lat_cap;
+  /* --times on the receiver: index and arrival of intact access units */
+  uint64_t *t_idx;
+  double *t_at;
+  size_t nt, t_cap;
 } counter_t;
 
 static void count_buffer(counter_t *c, GstBuffer *b)
@@ -237,6 +250,10 @@ static void count_buffer(counter_t *c, GstBuffer *b)
     c->ok_bytes += (gint64)size;
     if (c->t_send && c->nlat < c->lat_cap)
       c->lat[c->nlat++] = t - c->t_send[idx % LAT_RING];
+    if (c->nt < c->t_cap) {
+      c->t_idx[c->nt] = idx;
+      c->t_at[c->nt++] = t;
+    }
   } else {
     c->bad++;
   }
@@ -491,6 +508,11 @@ static int cmd_recv(const opts_t *o)
   counter_t c;
   memset(&c, 0, sizeof c);
   c.g = &g;
+  if (o->times) {
+    c.t_cap = 1 << 20;
+    c.t_idx = g_new(uint64_t, c.t_cap);
+    c.t_at = g_new(double, c.t_cap);
+  }
   attach_counter(pipe, &c);
   if (gst_element_set_state(pipe, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
     bus_error(pipe, 0, FALSE);
@@ -539,6 +561,15 @@ static int cmd_recv(const opts_t *o)
   fflush(stdout);
   gst_object_unref(pipe);
   augen_free(&g);
+  if (o->times) {
+    FILE *f = fopen(o->times, "w");
+    for (size_t i = 0; f && i < c.nt; i++)
+      fprintf(f, "%" G_GUINT64_FORMAT " %.9f\n", c.t_idx[i], c.t_at[i]);
+    if (!f || fclose(f) != 0)
+      failed = TRUE;
+    g_free(c.t_idx);
+    g_free(c.t_at);
+  }
   return failed ? 1 : 0;
 }
 
@@ -635,6 +666,11 @@ static int cmd_send(const opts_t *o)
   double t0 = now();
   uint64_t k = 0, bytes = 0;
   gboolean failed = FALSE;
+  FILE *times = o->times ? fopen(o->times, "w") : NULL;
+  if (o->times && !times) {
+    fprintf(stderr, "uvgrtp-bench: cannot write %s\n", o->times);
+    return 1;
+  }
   if (src) {
     double nominal = o->fps > 0 ? o->fps : 30.0;
     for (;; k++) {
@@ -653,6 +689,9 @@ static int cmd_send(const opts_t *o)
       bytes += au->size;
       if (t_send)
         t_send[k % LAT_RING] = now();
+      if (times)
+        fprintf(times, "%" G_GUINT64_FORMAT " %.9f %d\n", k,
+            o->fps > 0 ? t0 + (double)k / o->fps : now(), au->intra ? 1 : 0);
       if (gst_app_src_push_buffer(GST_APP_SRC(src), b) != GST_FLOW_OK) {
         failed = TRUE;
         break;
@@ -675,6 +714,8 @@ static int cmd_send(const opts_t *o)
       bytes += augen_size_of(&g, i);
   }
   print_stats(pipe, "sink", "send");
+  if (times && fclose(times) != 0)
+    failed = TRUE;
 
   if (echo) {
     /* wait for the last echoes */
@@ -775,6 +816,7 @@ int main(int argc, char **argv)
     { "mtu", required_argument, 0, 'm' }, { "buffer-size", required_argument, 0, 'z' },
     { "srtp", required_argument, 0, 'S' }, { "send-mode", required_argument, 0, 'M' },
     { "recv-mode", required_argument, 0, 'R' }, { "sink-props", required_argument, 0, 'K' },
+    { "times", required_argument, 0, 'T' },
     { 0, 0, 0, 0 },
   };
   int c;
@@ -801,6 +843,7 @@ int main(int argc, char **argv)
     case 'M': o.send_mode = optarg; break;
     case 'R': o.recv_mode = optarg; break;
     case 'K': o.sink_props = optarg; break;
+    case 'T': o.times = optarg; break;
     default: return 2;
     }
   }

@@ -132,6 +132,9 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
 #define DEFAULT_SEND_MODE         GST_UVGRTP_SEND_MODE_AUTO
 #define DEFAULT_SEND_THREAD       FALSE
 #define DEFAULT_PAD_FRAGMENTS     TRUE
+#define DEFAULT_PACING_RATE       0
+#define DEFAULT_PACING_FACTOR     0.0
+#define DEFAULT_PACING_BURST      0
 #define DEFAULT_SDP_FILE          NULL
 #define DEFAULT_SRTP_KEY          NULL
 #define DEFAULT_SRTP_CIPHER       GST_UVGRTP_DEFAULT_SRTP_CIPHER
@@ -167,6 +170,9 @@ enum
   PROP_SEND_MODE,
   PROP_SEND_THREAD,
   PROP_PAD_FRAGMENTS,
+  PROP_PACING_RATE,
+  PROP_PACING_FACTOR,
+  PROP_PACING_BURST,
   PROP_STATS,
   PROP_SDP,
   PROP_SDP_FILE,
@@ -477,6 +483,55 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           "that one GSO send carries several NAL units", DEFAULT_PAD_FRAGMENTS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
+   * GstUvgRtpSink:pacing-rate:
+   *
+   * Spread the packets of each access unit in time at this many bits per
+   * second (0: off, the default: everything leaves as fast as the host can
+   * send, which is fastest on loopback and loses large pictures at the
+   * first link slower than the host's). Set it somewhat below the slowest
+   * link on the path. Sends stay UDP GSO runs of at most
+   * #GstUvgRtpSink:pacing-burst bytes, spread in time; with
+   * #GstUvgRtpSink:send-thread the waits happen on the send thread. A
+   * picture that fits the burst budget is not delayed. With
+   * #GstUvgRtpSink:pacing-factor the higher of the two rates applies. When
+   * the rate is below what the stream needs, a warning is posted and
+   * upstream is held back (see pacing-behind in #GstUvgRtpSink:stats).
+   * Takes effect at the next access unit.
+   */
+  g_object_class_install_property (gobject_class, PROP_PACING_RATE,
+      g_param_spec_uint64 ("pacing-rate", "Pacing rate",
+          "Send at most this many bits per second, spread in time "
+          "(0 = no pacing)", 0, G_MAXUINT64, DEFAULT_PACING_RATE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:pacing-factor:
+   *
+   * Pace at this multiple of the stream's bitrate as measured over the
+   * last second (0: off), as browsers pace at a multiple of their target
+   * bitrate: 2.5 lets an intra picture of 5 times the mean size leave in
+   * two frame intervals. Before the first second has been measured nothing
+   * is paced by the factor alone: set #GstUvgRtpSink:pacing-rate as well
+   * for a floor that holds from the first picture.
+   */
+  g_object_class_install_property (gobject_class, PROP_PACING_FACTOR,
+      g_param_spec_double ("pacing-factor", "Pacing factor",
+          "Pace at this multiple of the measured bitrate (0 = off; the "
+          "higher of this and pacing-rate applies)", 0.0, 1000.0,
+          DEFAULT_PACING_FACTOR, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:pacing-burst:
+   *
+   * While pacing, the most bytes that may leave back to back (0: 65536,
+   * one UDP GSO send). A link's queue must hold this much on top of what
+   * the rate difference builds up; smaller bursts make smaller GSO sends
+   * and cost more system calls.
+   */
+  g_object_class_install_property (gobject_class, PROP_PACING_BURST,
+      g_param_spec_uint ("pacing-burst", "Pacing burst",
+          "While pacing, the most bytes sent back to back (0 = 65536)",
+          0, 64 << 20, DEFAULT_PACING_BURST,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstUvgRtpSink:stats:
    *
    * A #GstStructure named "application/x-uvgrtp-sink-stats" with the fields
@@ -500,6 +555,12 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * sent while the keys were pending), zrtp-held-packets (their RTP
    * packets), zrtp-sent-clear (packets sent in clear with
    * #GstUvgRtpSink:zrtp-allow-clear), all 0 without ZRTP;
+   * bitrate (bits per second sent over the last second), pacing-rate (the
+   * rate the pacer uses now, 0 when not pacing), pacing-waits (sends that
+   * waited for their turn), pacing-waited and pacing-max-wait (their time,
+   * summed and the longest, in nanoseconds), pacing-max-queue (the most
+   * bytes held back by the pacer at once), pacing-behind (times the stream
+   * fell behind its pacing rate);
    * all #guint64; buffer-size (#gint, the send buffer the kernel granted),
    * send-mode (#gchararray, the mode in use: gso, mmsg or plain), ssrc,
    * seqnum-offset, timestamp-offset and clock-rate (#guint),
@@ -512,7 +573,7 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
   g_object_class_install_property (gobject_class, PROP_STATS,
       g_param_spec_boxed ("stats", "Statistics",
           "Counters: packets, bytes, access-units, send-errors, syscalls, "
-          "srtp-errors; buffer-size, send-mode",
+          "srtp-errors, bitrate, pacing; buffer-size, send-mode",
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   /**
    * GstUvgRtpSink:sdp:
@@ -633,6 +694,9 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->send_mode = DEFAULT_SEND_MODE;
   self->send_thread = DEFAULT_SEND_THREAD;
   self->pad_fragments = DEFAULT_PAD_FRAGMENTS;
+  self->pacing_rate = DEFAULT_PACING_RATE;
+  self->pacing_factor = DEFAULT_PACING_FACTOR;
+  self->pacing_burst = DEFAULT_PACING_BURST;
   self->sdp_file = g_strdup (DEFAULT_SDP_FILE);
   self->srtp_key = g_strdup (DEFAULT_SRTP_KEY);
   self->srtp_cipher = DEFAULT_SRTP_CIPHER;
@@ -709,6 +773,13 @@ build_stats (GstUvgRtpSink * self)
       "zrtp-held", G_TYPE_UINT64, st.held_aus,
       "zrtp-held-packets", G_TYPE_UINT64, st.held_packets,
       "zrtp-sent-clear", G_TYPE_UINT64, st.sent_clear,
+      "bitrate", G_TYPE_UINT64, st.bitrate,
+      "pacing-rate", G_TYPE_UINT64, st.pacing_rate,
+      "pacing-waits", G_TYPE_UINT64, st.pacing_waits,
+      "pacing-waited", G_TYPE_UINT64, st.pacing_waited_ns,
+      "pacing-max-wait", G_TYPE_UINT64, st.pacing_max_wait_ns,
+      "pacing-max-queue", G_TYPE_UINT64, st.pacing_max_queue,
+      "pacing-behind", G_TYPE_UINT64, st.pacing_behind,
       "buffer-size", G_TYPE_INT, self->eff_buffer_size,
       "send-mode", G_TYPE_STRING, urtp_io_mode_name (st.tx_mode),
       "ssrc", G_TYPE_UINT, self->cur_ssrc,
@@ -773,11 +844,23 @@ static const gsize prop_field[PROP_ZRTP_FIRST] = {
   [PROP_SEND_MODE] = FIELD (send_mode),
   [PROP_SEND_THREAD] = FIELD (send_thread),
   [PROP_PAD_FRAGMENTS] = FIELD (pad_fragments),
+  [PROP_PACING_RATE] = FIELD (pacing_rate),
+  [PROP_PACING_FACTOR] = FIELD (pacing_factor),
+  [PROP_PACING_BURST] = FIELD (pacing_burst),
   [PROP_SDP_FILE] = FIELD (sdp_file),[PROP_SRTP_KEY] = FIELD (srtp_key),
   [PROP_SRTP_CIPHER] = FIELD (srtp_cipher),
   [PROP_SRTP_AUTH] = FIELD (srtp_auth),
 };
 #undef FIELD
+
+/* Call with the object lock held. */
+static void
+set_pacing (GstUvgRtpSink * self)
+{
+  urtp_sendstream_set_pacing (self->stream, self->pacing_rate,
+      self->pacing_factor, self->pacing_burst);
+  self->warned_behind = FALSE;
+}
 
 static void
 gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
@@ -813,6 +896,12 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
     case G_TYPE_UINT:
       *(guint *) field = g_value_get_uint (value);
       break;
+    case G_TYPE_UINT64:
+      *(guint64 *) field = g_value_get_uint64 (value);
+      break;
+    case G_TYPE_DOUBLE:
+      *(gdouble *) field = g_value_get_double (value);
+      break;
     case G_TYPE_BOOLEAN:
       *(gboolean *) field = g_value_get_boolean (value);
       break;
@@ -824,6 +913,9 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
     self->sdp_written_serial = 0;       /* write it (again) */
   if (prop_id == PROP_CONFIG_INTERVAL && self->stream)
     urtp_sendstream_set_config_interval (self->stream, self->config_interval);
+  if ((prop_id == PROP_PACING_RATE || prop_id == PROP_PACING_FACTOR ||
+          prop_id == PROP_PACING_BURST) && self->stream)
+    set_pacing (self);
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -871,6 +963,12 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
         break;
       case G_TYPE_UINT:
         g_value_set_uint (value, *(guint *) field);
+        break;
+      case G_TYPE_UINT64:
+        g_value_set_uint64 (value, *(guint64 *) field);
+        break;
+      case G_TYPE_DOUBLE:
+        g_value_set_double (value, *(gdouble *) field);
         break;
       case G_TYPE_BOOLEAN:
         g_value_set_boolean (value, *(gboolean *) field);
@@ -1185,6 +1283,7 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
 
   GST_OBJECT_LOCK (self);
   self->stream = stream;
+  set_pacing (self);
   self->negotiated = FALSE;
   self->sdp_written_serial = 0;
   GST_OBJECT_UNLOCK (self);
@@ -1622,6 +1721,25 @@ wait_after_unlock (GstUvgRtpSink * self)
   return ret;
 }
 
+/* Warns once each time the stream falls behind its pacing rate: upstream
+ * is then held back by the pacer, and a live source will drop. */
+static void
+check_pacing (GstUvgRtpSink * self)
+{
+  gboolean behind = urtp_sendstream_pacing_behind (self->stream);
+  urtp_sendstream_stats_t st;
+
+  if (behind && !self->warned_behind) {
+    urtp_sendstream_get_stats (self->stream, &st);
+    GST_ELEMENT_WARNING (self, RESOURCE, WRITE,
+        ("Pacing at %" G_GUINT64_FORMAT " bit/s is below the stream's bitrate: "
+            "raise 'pacing-rate' or 'pacing-factor'", st.pacing_rate),
+        ("the sends waited for the pacer more than 95%% of the last second; "
+            "sent %" G_GUINT64_FORMAT " bit/s", st.bitrate));
+  }
+  self->warned_behind = behind;
+}
+
 /* Sends the batch the buffers of this render made. */
 static GstFlowReturn
 send_batch (GstUvgRtpSink * self)
@@ -1634,6 +1752,7 @@ send_batch (GstUvgRtpSink * self)
       return ret;
   }
   log_send_trouble (self);
+  check_pacing (self);
   if (r == -ETIMEDOUT) {
     post_send_failed (self);
     return GST_FLOW_ERROR;

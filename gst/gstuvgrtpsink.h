@@ -57,6 +57,9 @@ struct _GstUvgRtpSink
   GstUvgRtpSendMode send_mode;
   gboolean send_thread;
   gboolean pad_fragments;
+  guint64 pacing_rate;          /* bits per second; 0: off */
+  gdouble pacing_factor;        /* times the measured bitrate; 0: off */
+  guint pacing_burst;           /* bytes; 0: the library's default */
   gchar *sdp_file;
   gchar *srtp_key;              /* hex master key || salt; NULL: no SRTP */
   GstUvgRtpSrtpCipher srtp_cipher;
@@ -88,6 +91,7 @@ struct _GstUvgRtpSink
   guint64 errors_logged, srtp_errors_logged;
   gint64 last_warning;
   gboolean warned_no_ps;
+  gboolean warned_behind;       /* the pacing-behind warning is posted */
 
   /* ZRTP: the endpoint (pointer under the object lock; set in start(),
    * kept after stop() for the properties) and the streaming thread's view

@@ -5,6 +5,9 @@
 # as root, across a veth pair between two network namespaces it creates).
 # Results: build/bench/results.csv, build/bench/*.png, docs/benchmarks.md.
 # Usage: scripts/bench.sh [--quick] [run.py options...]   (--help for all)
+#        scripts/bench.sh --pacing [bench/pacing.py options...]: 4K through a
+#        real bottleneck (scripts/bottleneck.sh), paced and unpaced, against
+#        the stock path; results into docs/benchmarks.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -33,4 +36,9 @@ fi
 # Debian's interpreter: python3-matplotlib is installed for it.
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
+if [ "${1:-}" = "--pacing" ]; then
+  shift
+  exec "$py" "$root/bench/pacing.py" --builddir "$root/$builddir" \
+    --docs "$root/docs/benchmarks.md" "$@"
+fi
 BENCH_SH=1 exec "$py" "$root/bench/run.py" --builddir "$root/$builddir" "$@"

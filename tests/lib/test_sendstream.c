@@ -367,6 +367,68 @@ static void run_aus_paced(urtp_io_mode_t mode, bool thread, bool aggregate, uint
   link_close(&l);
 }
 
+/* A pacing rate below the stream's bitrate: after a whole second of
+ * sends that nearly only wait, the stream says it is behind (once, in
+ * stats, and while it lasts); off again once pacing is turned off. A
+ * stream paced well above its bitrate never is. */
+static void test_pacing_behind(void)
+{
+  link_t l;
+  REQUIRE(link_open(&l, URTP_IO_GSO, 4 << 20) == 0);
+  urtp_sendstream_config_t cfg = base_cfg(&h265_au);
+  urtp_sendstream_t *ss;
+  REQUIRE(urtp_sendstream_new(&ss, &l.tx, &cfg) == 0);
+  urtp_sendstream_set_pacing(ss, 2000000, 0, 16384);
+  au_t a;
+  /* 240 kbit: 120 ms each at the rate */
+  nal_spec_t spec[] = { { AUD, 3, 0 }, { VPS, 24, 0 }, { SPS, 40, 0 }, { PPS, 8, 0 },
+                        { IDR, 30000, 0 } };
+  au_build(&a, spec, 5, 5, NULL, 0, 0);
+  held_t h = { 0 }; /* no data: on_release leaves the bytes for the next push */
+  int64_t t0 = mono_ms();
+  bool seen = false;
+  for (uint32_t i = 0; mono_ms() - t0 < 4000 && !seen; i++) {
+    CHECK(urtp_sendstream_push(ss, a.hold.data, a.hold.len, i * 3000, (int64_t)i * 33333333, 0,
+                               &h) > 0);
+    CHECK_EQ(urtp_sendstream_flush(ss), 0);
+    seen = urtp_sendstream_pacing_behind(ss);
+    rx_collect(&l, 0, 1);
+    rx_reset();
+  }
+  printf("# behind after %lld ms\n", (long long)(mono_ms() - t0));
+  CHECK(seen);
+  CHECK(mono_ms() - t0 >= 1000); /* a whole second of evidence */
+  urtp_sendstream_stats_t st;
+  urtp_sendstream_get_stats(ss, &st);
+  CHECK_EQ(st.pacing_behind, 1);
+  CHECK_EQ(st.pacing_rate, 2000000);
+
+  /* off: the next flush clears it */
+  urtp_sendstream_set_pacing(ss, 0, 0, 0);
+  CHECK(urtp_sendstream_push(ss, a.hold.data, a.hold.len, 0, 0, 0, &h) > 0);
+  CHECK_EQ(urtp_sendstream_flush(ss), 0);
+  CHECK(!urtp_sendstream_pacing_behind(ss));
+  urtp_sendstream_get_stats(ss, &st);
+  CHECK_EQ(st.pacing_rate, 0);
+
+  /* ten times the bitrate: 2.5 s of pictures every 40 ms, never behind */
+  urtp_sendstream_set_pacing(ss, 60000000, 0, 16384);
+  t0 = mono_ms();
+  for (uint32_t i = 0; mono_ms() - t0 < 2500; i++) {
+    CHECK(urtp_sendstream_push(ss, a.hold.data, a.hold.len, i * 3000, 0, 0, &h) > 0);
+    CHECK_EQ(urtp_sendstream_flush(ss), 0);
+    CHECK(!urtp_sendstream_pacing_behind(ss));
+    rx_collect(&l, 0, 1);
+    rx_reset();
+    usleep(40000);
+  }
+  urtp_sendstream_get_stats(ss, &st);
+  CHECK_EQ(st.pacing_behind, 1);
+  urtp_sendstream_free(ss);
+  au_free(&a);
+  link_close(&l);
+}
+
 static void run_aus(urtp_io_mode_t mode, bool thread, bool aggregate)
 {
   run_aus_paced(mode, thread, aggregate, 0);
@@ -1239,6 +1301,7 @@ int main(void)
   TAP_RUN(test_au_paced_inline);
   TAP_RUN(test_au_paced_thread);
   TAP_RUN(test_au_paced_mmsg);
+  TAP_RUN(test_pacing_behind);
   TAP_RUN(test_au_inline_mmsg_aggregate);
   TAP_RUN(test_au_send_thread);
   TAP_RUN(test_au_send_thread_plain);
