@@ -29,7 +29,7 @@
  * same kind of path (depayloader output straight into a payloader); the
  * sender, given --echo-port, receives them and reports send-to-echo times.
  *
- * With --times FILE, the sender writes a line "index time intra" per access
+ * With --times FILE, the sender writes a line "index time intra size" per access
  * unit (the time it was due, t0 + index / fps, as a live encoder delivers
  * it, or the time it was pushed without --fps) and the receiver "index
  * time" per intact access unit as it leaves the depayloader, both in
@@ -690,8 +690,8 @@ static int cmd_send(const opts_t *o)
       if (t_send)
         t_send[k % LAT_RING] = now();
       if (times)
-        fprintf(times, "%" G_GUINT64_FORMAT " %.9f %d\n", k,
-            o->fps > 0 ? t0 + (double)k / o->fps : now(), au->intra ? 1 : 0);
+        fprintf(times, "%" G_GUINT64_FORMAT " %.9f %d %zu\n", k,
+            o->fps > 0 ? t0 + (double)k / o->fps : now(), au->intra ? 1 : 0, au->size);
       if (gst_app_src_push_buffer(GST_APP_SRC(src), b) != GST_FLOW_OK) {
         failed = TRUE;
         break;

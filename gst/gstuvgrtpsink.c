@@ -506,12 +506,14 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
   /**
    * GstUvgRtpSink:pacing-factor:
    *
-   * Pace at this multiple of the stream's bitrate as measured over the
-   * last second (0: off), as browsers pace at a multiple of their target
-   * bitrate: 2.5 lets an intra picture of 5 times the mean size leave in
-   * two frame intervals. Before the first second has been measured nothing
-   * is paced by the factor alone: set #GstUvgRtpSink:pacing-rate as well
-   * for a floor that holds from the first picture.
+   * Pace at this multiple of the stream's bitrate (0: off), as browsers
+   * pace at a multiple of their target bitrate, for a sender that does
+   * not know its link: the higher the factor, the sooner a large intra
+   * picture is out, and the larger the burst the link must absorb. The
+   * bitrate is what came in over the last second of the buffers' running
+   * time (so pacing itself cannot hold it down); in the first second, over
+   * the time since the first buffer. #GstUvgRtpSink:pacing-rate, if set,
+   * is a floor.
    */
   g_object_class_install_property (gobject_class, PROP_PACING_FACTOR,
       g_param_spec_double ("pacing-factor", "Pacing factor",

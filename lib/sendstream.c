@@ -17,9 +17,15 @@
 
 #define DEFAULT_FAIL_TIMEOUT_NS (2 * 1000000000LL)
 #define NS_PER_S 1000000000LL
-/* The bitrate is measured over the last second, in slots of 100 ms. */
+/* Bitrates are measured over the last second, in slots of 100 ms. */
 #define METER_SLOTS 10
 #define METER_SLOT_NS (NS_PER_S / METER_SLOTS)
+
+typedef struct meter {
+  uint64_t bytes[METER_SLOTS];
+  int64_t slot;                   /* the slot of bytes[slot % N] */
+  int64_t first;                  /* time of the first bytes; -1: none yet */
+} meter_t;
 
 /* Holds of the pushes whose packets are in one batch. */
 typedef struct hold_list {
@@ -84,9 +90,12 @@ struct urtp_sendstream {
   pthread_mutex_t stats_lock;
   urtp_sendstream_stats_t st;
   int64_t fail_since;             /* CLOCK_MONOTONIC ns; 0: not failing */
-  /* the bitrate: bytes sent per 100 ms slot of the last second */
-  uint64_t meter[METER_SLOTS];
-  int64_t meter_slot;             /* the slot of meter[meter_slot % N] */
+  /* bytes sent over the last second (wall time; stats_lock) */
+  meter_t sent_meter;
+  /* bytes pushed over the last second of media time (streaming thread):
+   * the stream's own bitrate, which pacing cannot hold down */
+  meter_t media_meter;
+  int64_t media_now;              /* time of the latest push */
 
   /* pacing (pacer.h): the socket's pacer; rate = max(pacing_rate,
    * pacing_factor x bitrate), set at each flush */
@@ -150,34 +159,52 @@ static void discard(urtp_sendstream_t *ss)
 
 /* --- accounting ---------------------------------------------------------- */
 
-/* Moves the meter on to time t (slots since the last are empty); stats_lock. */
-static void meter_advance(urtp_sendstream_t *ss, int64_t t)
+static void meter_init(meter_t *m)
+{
+  memset(m, 0, sizeof(*m));
+  m->first = -1;
+}
+
+/* Moves the meter on to time t (slots since the last are empty). */
+static void meter_advance(meter_t *m, int64_t t)
 {
   int64_t slot = t / METER_SLOT_NS;
-  if (slot - ss->meter_slot >= METER_SLOTS)
-    memset(ss->meter, 0, sizeof(ss->meter));
+  if (slot - m->slot >= METER_SLOTS)
+    memset(m->bytes, 0, sizeof(m->bytes));
   else
-    for (int64_t k = ss->meter_slot + 1; k <= slot; k++)
-      ss->meter[k % METER_SLOTS] = 0;
-  if (slot > ss->meter_slot)
-    ss->meter_slot = slot;
+    for (int64_t k = m->slot + 1; k <= slot; k++)
+      m->bytes[k % METER_SLOTS] = 0;
+  if (slot > m->slot)
+    m->slot = slot;
 }
 
-/* stats_lock */
-static void meter_add(urtp_sendstream_t *ss, uint64_t bytes, int64_t t)
+static void meter_add(meter_t *m, uint64_t bytes, int64_t t)
 {
-  meter_advance(ss, t);
-  ss->meter[ss->meter_slot % METER_SLOTS] += bytes;
+  if (m->first < 0) {
+    m->first = t;
+    m->slot = t / METER_SLOT_NS;
+  }
+  meter_advance(m, t);
+  m->bytes[m->slot % METER_SLOTS] += bytes;
 }
 
-/* Bits per second over the last second; stats_lock. */
-static uint64_t meter_rate(urtp_sendstream_t *ss, int64_t t)
+/* Bits per second over the last second at time t; in the first second,
+ * over the time since the first bytes (at least one slot), so that the
+ * first pictures are not taken for a trickle. */
+static uint64_t meter_rate(meter_t *m, int64_t t)
 {
-  meter_advance(ss, t);
+  if (m->first < 0)
+    return 0;
+  meter_advance(m, t);
   uint64_t sum = 0;
   for (int i = 0; i < METER_SLOTS; i++)
-    sum += ss->meter[i];
-  return sum * 8;
+    sum += m->bytes[i];
+  int64_t span = t - m->first;
+  if (span > NS_PER_S)
+    span = NS_PER_S;
+  if (span < METER_SLOT_NS)
+    span = METER_SLOT_NS;
+  return (uint64_t)((unsigned __int128)sum * 8 * NS_PER_S / (uint64_t)span);
 }
 
 /* Adds a finished send of b (urtp_sock_send's result r, `reported` ICMP
@@ -199,7 +226,7 @@ static int account(urtp_sendstream_t *ss, const urtp_batch_t *b, int r, uint64_t
   pthread_mutex_lock(&ss->stats_lock);
   ss->st.packets += sent;
   ss->st.bytes += bytes;
-  meter_add(ss, bytes, now_ns());
+  meter_add(&ss->sent_meter, bytes, now_ns());
   ss->st.syscalls = s->tx_syscalls;
   ss->st.send_messages = s->tx_msgs;
   ss->st.tx_mode = s->tx_mode;
@@ -423,9 +450,8 @@ static int prepare(urtp_sendstream_t *ss)
 }
 
 /* The pacer's rate for now: the configured one, or the factor times the
- * bitrate measured over the last second, whichever is higher. A factor
- * alone keeps its last rate while nothing is measured (after a pause), so
- * that the first picture after it is paced too. Also watches whether the
+ * stream's bitrate (by its own clock, see set_pacing), whichever is
+ * higher. Also watches whether the
  * pacer holds the stream back nearly all the time: then the rate is below
  * what the stream needs. Streaming thread, at each flush. */
 static void pacing_update(urtp_sendstream_t *ss)
@@ -437,14 +463,10 @@ static void pacing_update(urtp_sendstream_t *ss)
   pthread_mutex_unlock(&ss->pacing_lock);
   uint64_t cur = ss->pacing_effective;
   if (factor > 0) {
-    pthread_mutex_lock(&ss->stats_lock);
-    uint64_t measured = meter_rate(ss, now_ns());
-    pthread_mutex_unlock(&ss->stats_lock);
+    uint64_t measured = meter_rate(&ss->media_meter, ss->media_now);
     uint64_t by_factor = (uint64_t)(factor * (double)measured);
     if (by_factor > rate)
       rate = by_factor;
-    else if (measured == 0 && cur > rate)
-      rate = cur;
   }
   /* small changes of a measured rate are not worth the lock */
   bool rate_moved = rate != cur && (rate == 0 || cur == 0 || rate > cur + cur / 64 ||
@@ -596,7 +618,8 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
     free(ss);
     return -ENOMEM;
   }
-  ss->meter_slot = now_ns() / METER_SLOT_NS;
+  meter_init(&ss->sent_meter);
+  meter_init(&ss->media_meter);
   sock->pacer = &ss->pacer;
   urtp_params_init(&ss->ps, URTP_CODEC_H264);
   for (int i = 0; i < 2; i++) {
@@ -917,6 +940,9 @@ int urtp_sendstream_push(urtp_sendstream_t *ss, const uint8_t *data, size_t len,
     release(ss, hold);
     return 0;
   }
+  /* the stream's bitrate, by its own clock where it has one */
+  ss->media_now = time_ns >= 0 ? time_ns : now_ns();
+  meter_add(&ss->media_meter, len, ss->media_now);
   if (ss->fmt.codec == URTP_CODEC_OPUS)
     return push_opus(ss, data, len, ts, flags, hold);
 
@@ -1013,7 +1039,7 @@ void urtp_sendstream_get_stats(urtp_sendstream_t *ss, urtp_sendstream_stats_t *o
   urtp_pacer_get_stats(&ss->pacer, &ps);
   pthread_mutex_lock(&ss->stats_lock);
   *out = ss->st;
-  out->bitrate = meter_rate(ss, now_ns());
+  out->bitrate = meter_rate(&ss->sent_meter, now_ns());
   pthread_mutex_unlock(&ss->stats_lock);
   out->pacing_rate = __atomic_load_n(&ss->pacer.rate, __ATOMIC_RELAXED) * 8;
   out->pacing_waits = ps.waits;

@@ -231,14 +231,17 @@ void urtp_sendstream_unlock_stop(urtp_sendstream_t *ss);
 void urtp_sendstream_get_stats(urtp_sendstream_t *ss, urtp_sendstream_stats_t *out);
 
 /* Paces what the stream sends (pacer.h): at rate_bps bits per second, or
- * at factor times the bitrate measured over the last second, whichever is
- * higher (0 and 0: no pacing; a factor alone paces nothing in the first
- * moments, before there is a measurement), with bursts of at most burst
- * bytes (0: URTP_PACER_DEFAULT_BURST). A batch is then sent as chunks of
- * whole GSO runs spread in time, on the send thread when there is one (so
- * the streaming thread only waits when it gets ahead by a whole batch),
- * else inline; the waits can be interrupted as sends can
- * (urtp_sendstream_unlock). Any thread; takes effect at the next flush. */
+ * at factor times the stream's bitrate, whichever is higher (0 and 0: no
+ * pacing), with bursts of at most burst bytes (0:
+ * URTP_PACER_DEFAULT_BURST). The bitrate for the factor is what was pushed
+ * over the last second of the pushes' own times (time_ns; the wall clock
+ * where they have none), so pacing cannot hold it down, and in the first
+ * second over the time since the first push (at least 100 ms). A batch
+ * is sent as chunks of whole GSO runs spread in time, on the send thread
+ * when there is one (so the streaming thread only waits when it gets ahead
+ * by a whole batch), else inline; the waits can be interrupted as sends
+ * can (urtp_sendstream_unlock). Any thread; takes effect at the next
+ * flush. */
 void urtp_sendstream_set_pacing(urtp_sendstream_t *ss, uint64_t rate_bps, double factor,
                                 size_t burst);
 
