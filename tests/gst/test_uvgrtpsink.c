@@ -2112,6 +2112,8 @@ GST_END_TEST;
 /* ------------------------------------------------------------------------ */
 /* Pacing                                                                   */
 
+static GstElement *launchf (const gchar * fmt, ...) G_GNUC_PRINTF (1, 2);
+
 static GstElement *
 launchf (const gchar * fmt, ...)
 {
