@@ -5,8 +5,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
+
+#include <openssl/rand.h>
 
 #define NS 1000000000ull
 
@@ -753,7 +754,8 @@ void urtp_rtcp_sched_init(urtp_rtcp_sched_t *s, const urtp_rtcp_interval_config_
   memset(s, 0, sizeof(*s));
   s->cfg = *cfg;
   if (!cfg->rand) {
-    if (getrandom(&s->rng, sizeof s->rng, GRND_NONBLOCK) != (ssize_t)sizeof s->rng)
+    /* libcrypto is linked anyway (base64, ZRTP): its generator seeds ours */
+    if (RAND_bytes((unsigned char *)&s->rng, sizeof s->rng) != 1)
       s->rng = now ^ (uint64_t)(uintptr_t)s;
     s->rng |= 1;
   }
@@ -813,7 +815,7 @@ static char cname_buf[64];
 static void make_cname(void)
 {
   uint32_t r[2];
-  if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+  if (RAND_bytes((unsigned char *)r, sizeof r) != 1) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     r[0] = (uint32_t)ts.tv_nsec * 2654435761u;
