@@ -16,7 +16,7 @@
 #               (crash-* and merged files are left alone)
 #
 # Environment: FUZZ_BUILD_DIR (default build/fuzz in the source tree), CC (clang),
-# FUZZ_TARGETS (default "rtp depay recvstream zrtp zrtp_ep").
+# FUZZ_TARGETS (default "rtp rtcp depay recvstream zrtp zrtp_ep").
 #
 # Any crash, leak, timeout or out-of-memory fails the run. The input is kept
 # as tests/fuzz/corpus/<target>/crash-<hash> so that the corpus replay tests
@@ -45,7 +45,7 @@ for arg in "$@"; do
   esac
 done
 build=${FUZZ_BUILD_DIR:-$src/build/fuzz}
-targets=${FUZZ_TARGETS:-rtp depay recvstream zrtp zrtp_ep}
+targets=${FUZZ_TARGETS:-rtp rtcp depay recvstream zrtp zrtp_ep}
 CC=${CC:-clang}
 case $($CC --version 2>/dev/null | head -n 1) in
   *clang*) ;;
