@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <openssl/rand.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +36,12 @@ struct urtp_recvstream {
   /* the datagram being pushed: parsed once, passed on without a copy */
   const uint8_t *cur_raw;
   urtp_rtp_pkt_t cur;
+
+  /* RTCP: the current source's reception statistics and last SR; ours */
+  urtp_rtcp_rx_t rx;
+  bool rx_valid;
+  uint32_t rtcp_ssrc;
+  char cname[URTP_RTCP_MAX_TEXT + 1];
 
   bool discont;                 /* next frame DISCONT */
   bool params_due;              /* next frame gets the parameter sets */
@@ -76,6 +84,11 @@ static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t arriv
     p = &kept;
   }
   urtp_depay_push_parsed(r->depay, pkt, len, p, arrival);
+  if (!r->rx_valid || r->rx.ssrc != p->hdr.ssrc) {
+    urtp_rtcp_rx_init(&r->rx, p->hdr.ssrc, p->hdr.seq, r->cfg.clock_rate);
+    r->rx_valid = true;
+  }
+  urtp_rtcp_rx_update(&r->rx, p->hdr.seq, p->hdr.ts, arrival, p->payload_len);
 }
 
 static void queue_event(urtp_recvstream_t *r, const urtp_recvstream_event_t *ev)
@@ -91,6 +104,13 @@ static void queue_event(urtp_recvstream_t *r, const urtp_recvstream_event_t *ev)
 /* Everything that depends on the old numbering and timeline starts over. */
 static void new_stream(urtp_recvstream_t *r)
 {
+  /* a new source (or numbering): its statistics, reports and name start
+   * over */
+  r->rx_valid = false;
+  r->st.rtcp_sr = 0;
+  r->st.sr_ntp = r->st.sr_arrival = 0;
+  r->st.sr_rtp_ts = r->st.sr_packets = r->st.sr_octets = 0;
+  r->st.cname[0] = '\0';
   urtp_depay_restart(r->depay);
   urtp_timing_reset(&r->timing);
   r->discont = true;
@@ -139,6 +159,9 @@ static void publish(urtp_recvstream_t *r)
   st->waiting = urtp_depay_pending(r->depay);
   st->skew = r->timing.skew;
   st->have_source = urtp_source_current(&r->src, &st->ssrc);
+  st->have_reception = r->rx_valid;
+  if (r->rx_valid)
+    urtp_rtcp_rx_peek(&r->rx, &st->reception);
   pthread_mutex_lock(&r->snap_lock);
   r->snap = *st;
   pthread_mutex_unlock(&r->snap_lock);
@@ -236,6 +259,13 @@ int urtp_recvstream_new(const urtp_recvstream_config_t *cfg, urtp_recvstream_t *
   if ((err = set_params(r, cfg->params, cfg->params_len)) < 0)
     goto fail;
   urtp_timing_init(&r->timing, r->cfg.clock_rate, 0, 0);
+  r->rtcp_ssrc = cfg->rtcp_ssrc;
+  while (r->rtcp_ssrc == 0 && RAND_bytes((unsigned char *)&r->rtcp_ssrc, sizeof r->rtcp_ssrc) == 1)
+    ;
+  if (r->rtcp_ssrc == 0)
+    r->rtcp_ssrc = (uint32_t)(uintptr_t)r ^ 0x5eed5eedu;
+  snprintf(r->cname, sizeof r->cname, "%s", cfg->cname ? cfg->cname : urtp_rtcp_default_cname());
+  r->cfg.cname = NULL;
 #ifdef URTP_HAVE_SRTP
   if (cfg->srtp) {
     if ((err = urtp_srtp_init(&r->srtp, cfg->srtp)) < 0)
@@ -361,6 +391,90 @@ static bool zrtp_filter(urtp_recvstream_t *r, const uint8_t *pkt, size_t len,
 }
 #endif
 
+/* ---- RTCP ---- */
+
+static void rtcp_in(urtp_recvstream_t *r, uint8_t *pkt, size_t len, uint64_t now)
+{
+#ifdef URTP_HAVE_SRTP
+  if (r->srtp_ready) {
+    int n = urtp_srtp_unprotect_rtcp(&r->srtp, pkt, len);
+    if (n < 0) {
+      r->st.rtcp_bad++;
+      return;
+    }
+    len = (size_t)n;
+  }
+#endif
+  urtp_rtcp_info_t info;
+  if (urtp_rtcp_parse(pkt, len, URTP_RTCP_REDUCED_SIZE, &info) != 0) {
+    r->st.rtcp_bad++;
+    return;
+  }
+  r->st.rtcp++;
+  uint32_t cur;
+  bool have = urtp_source_current(&r->src, &cur);
+  for (unsigned i = 0; have && i < info.nreports; i++) {
+    const urtp_rtcp_report_t *rep = &info.reports[i];
+    if (!rep->is_sr || rep->sr.ssrc != cur)
+      continue;
+    r->st.rtcp_sr++;
+    r->st.sr_ntp = rep->sr.ntp;
+    r->st.sr_rtp_ts = rep->sr.rtp_ts;
+    r->st.sr_packets = rep->sr.packets;
+    r->st.sr_octets = rep->sr.octets;
+    r->st.sr_arrival = now;
+  }
+  for (unsigned i = 0; have && i < info.ncnames; i++)
+    if (info.cnames[i].ssrc == cur) {
+      memcpy(r->st.cname, info.cnames[i].value, info.cnames[i].len);
+      r->st.cname[info.cnames[i].len] = '\0';
+    }
+  for (unsigned i = 0; i < info.nbyes; i++) {
+    if (have && info.byes[i] == cur)
+      r->st.rtcp_bye++;
+    urtp_source_bye(&r->src, info.byes[i], now, on_packet, on_source_event, r);
+  }
+}
+
+int urtp_recvstream_push_rtcp(urtp_recvstream_t *r, uint8_t *pkt, size_t len, uint64_t now)
+{
+  uint64_t bad = r->st.rtcp_bad;
+  rtcp_in(r, pkt, len, now);
+  publish(r);
+  return r->st.rtcp_bad != bad ? -EBADMSG : 0;
+}
+
+int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, uint8_t *buf,
+                                size_t cap)
+{
+  if (r->srtp_ready)
+    return -ENOTSUP;
+  urtp_rtcp_writer_t w;
+  urtp_rtcp_block_t b;
+  unsigned n = 0;
+  urtp_rtcp_writer_init(&w, buf, cap);
+  if (r->rx_valid) {
+    urtp_rtcp_rx_block(&r->rx, &b);
+    if (r->st.rtcp_sr)
+      urtp_rtcp_block_set_lsr(&b, r->st.sr_ntp, r->st.sr_arrival, now);
+    n = 1;
+  }
+  urtp_rtcp_write_rr(&w, r->rtcp_ssrc, &b, n);
+  urtp_rtcp_write_sdes_cname(&w, r->rtcp_ssrc, r->cname);
+  if (bye)
+    urtp_rtcp_write_bye(&w, &r->rtcp_ssrc, 1, NULL);
+  if (w.err)
+    return w.err;
+  r->st.rtcp_sent++;
+  publish(r);
+  return (int)w.len;
+}
+
+uint32_t urtp_recvstream_rtcp_ssrc(const urtp_recvstream_t *r)
+{
+  return r->rtcp_ssrc;
+}
+
 /* One datagram; `authed` and `nokeys` collect, per batch, what the ZRTP
  * endpoint is told once. */
 static void push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
@@ -369,6 +483,10 @@ static void push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
                      const struct sockaddr_storage **nokeys)
 {
   r->st.datagrams++;
+  if (r->cfg.rtcp_mux && len >= 2 && pkt[1] >= URTP_RTCP_MUX_MIN && pkt[1] <= URTP_RTCP_MUX_MAX) {
+    rtcp_in(r, pkt, len, now);
+    return;
+  }
 #ifdef URTP_HAVE_ZRTP_EP
   if (r->cfg.zrtp && !zrtp_filter(r, pkt, len, from, nokeys))
     return;

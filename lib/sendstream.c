@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,7 +36,9 @@ typedef struct hold_list {
 
 struct urtp_sendstream {
   urtp_sock_t *sock;
-  urtp_sendstream_config_t cfg;   /* srtp and format pointers cleared */
+  urtp_sendstream_config_t cfg;   /* srtp, format and cname pointers cleared */
+  char cname[URTP_RTCP_MAX_TEXT + 1];
+  bool secure;                    /* SRTP, static or agreed: RTCP must be SRTCP */
   atomic_int config_interval;
 
   /* format: written by the streaming thread under ps_lock, which sdp()
@@ -602,6 +605,10 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
   ss->cfg = *cfg;
   ss->cfg.srtp = NULL;
   ss->cfg.format = NULL;
+  ss->cfg.cname = NULL;
+  ss->secure = cfg->srtp || cfg->key_sync;
+  snprintf(ss->cname, sizeof ss->cname, "%s", cfg->cname ? cfg->cname : urtp_rtcp_default_cname());
+  ss->st.rtt_ns = -1;
   if (ss->cfg.fail_timeout_ns <= 0)
     ss->cfg.fail_timeout_ns = DEFAULT_FAIL_TIMEOUT_NS;
   atomic_init(&ss->config_interval, cfg->config_interval);
@@ -1056,6 +1063,64 @@ void urtp_sendstream_set_pacing(urtp_sendstream_t *ss, uint64_t rate_bps, double
   ss->pacing_factor = factor > 0 ? factor : 0;
   ss->pacing_burst = burst;
   pthread_mutex_unlock(&ss->pacing_lock);
+}
+
+/* --- RTCP ------------------------------------------------------------------ */
+
+int urtp_sendstream_rtcp_report(urtp_sendstream_t *ss, uint64_t ntp, uint32_t rtp_ts, bool bye,
+                                uint8_t *buf, size_t cap)
+{
+  if (ss->secure)
+    return -ENOTSUP;
+  urtp_rtcp_sr_t sr = { .ssrc = ss->cfg.ssrc, .ntp = ntp, .rtp_ts = rtp_ts };
+  pthread_mutex_lock(&ss->stats_lock);
+  /* payload octets: our packets have 12-byte headers, no CSRC or
+   * extension; RTP padding is not payload (6.4.1) */
+  uint64_t hdr = ss->st.packets * 12 + ss->st.padding_bytes;
+  sr.packets = (uint32_t)ss->st.packets;
+  sr.octets = (uint32_t)(ss->st.bytes > hdr ? ss->st.bytes - hdr : 0);
+  pthread_mutex_unlock(&ss->stats_lock);
+
+  urtp_rtcp_writer_t w;
+  urtp_rtcp_writer_init(&w, buf, cap);
+  urtp_rtcp_write_sr(&w, &sr, NULL, 0);
+  urtp_rtcp_write_sdes_cname(&w, ss->cfg.ssrc, ss->cname);
+  if (bye)
+    urtp_rtcp_write_bye(&w, &ss->cfg.ssrc, 1, NULL);
+  if (w.err)
+    return w.err;
+  pthread_mutex_lock(&ss->stats_lock);
+  ss->st.rtcp_sent++;
+  pthread_mutex_unlock(&ss->stats_lock);
+  return (int)w.len;
+}
+
+int urtp_sendstream_push_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t len,
+                              uint64_t arrival_ntp)
+{
+  urtp_rtcp_info_t info;
+  int r = urtp_rtcp_parse(buf, len, URTP_RTCP_REDUCED_SIZE, &info);
+  pthread_mutex_lock(&ss->stats_lock);
+  if (r < 0) {
+    ss->st.rtcp_bad++;
+    pthread_mutex_unlock(&ss->stats_lock);
+    return -EBADMSG;
+  }
+  ss->st.rtcp_in++;
+  for (unsigned i = 0; i < info.nreports; i++) {
+    const urtp_rtcp_report_t *rep = &info.reports[i];
+    for (unsigned k = 0; k < rep->nblocks; k++) {
+      const urtp_rtcp_block_t *b = &info.blocks[rep->first_block + k];
+      if (b->ssrc != ss->cfg.ssrc)
+        continue;
+      ss->st.rr_blocks++;
+      ss->st.rr_ssrc = rep->sr.ssrc;
+      ss->st.rr = *b;
+      ss->st.rtt_ns = urtp_rtcp_rtt(arrival_ntp, b->lsr, b->dlsr);
+    }
+  }
+  pthread_mutex_unlock(&ss->stats_lock);
+  return 0;
 }
 
 urtp_pacer_t *urtp_sendstream_pacer(urtp_sendstream_t *ss)

@@ -14,6 +14,13 @@
  *            --> access unit, with the session's parameter sets in band
  *                before the first one and after every change of source
  *
+ * RTCP (rtcp.h): the reception statistics of the followed source are kept
+ * as its packets come (A.1, A.3, A.8); RTCP compound packets given to
+ * urtp_recvstream_push_rtcp() (or arriving among the datagrams, with
+ * rtcp_mux) yield the source's sender reports and CNAME, and its BYE hands
+ * over to the next source at once; urtp_recvstream_rtcp_report() builds
+ * our receiver report. When to send it (urtp_rtcp_sched) is the caller's.
+ *
  * The caller owns the socket (net.h): it receives batches and passes them
  * here with the time they arrived, then pops access units. The stream
  * itself does no I/O (ZRTP answers go out through the endpoint), so it
@@ -47,6 +54,7 @@
 #include "codec.h"
 #include "depay.h"
 #include "net.h"
+#include "rtcp.h"
 #include "source.h"
 #include "srtp.h"
 
@@ -80,6 +88,13 @@ typedef struct urtp_recvstream_config {
   urtp_zrtp_ep_t *zrtp;
   bool zrtp_allow_clear;    /* accept media in clear while ZRTP has no keys */
   unsigned replay_window;   /* SRTP replay window with ZRTP; 0: libsrtp2's */
+  /* RTCP: our SSRC in receiver reports (0: a random one), our CNAME
+   * (NULL: urtp_rtcp_default_cname(); copied), and whether RTCP may
+   * arrive among the RTP datagrams (RFC 5761; told apart by the second
+   * byte, 192..223) */
+  uint32_t rtcp_ssrc;
+  const char *cname;
+  bool rtcp_mux;
 } urtp_recvstream_config_t;
 
 /* Frame flags (beyond urtp_au_t's). */
@@ -137,6 +152,25 @@ typedef struct urtp_recvstream_stats {
   uint64_t syscalls;        /* receive system calls */
   uint64_t truncated;       /* datagrams larger than a receive slot */
   uint64_t kernel_drops;    /* dropped by the kernel: receive buffer full */
+
+  /* RTCP compound packets offered (urtp_recvstream_push_rtcp, or among the
+   * datagrams with rtcp_mux, then counted there in none of the above):
+   * each once in rtcp or rtcp_bad (fails RFC 3550 A.2's check, or SRTCP's) */
+  uint64_t rtcp;
+  uint64_t rtcp_bad;
+  uint64_t rtcp_sr;         /* sender reports of the current source */
+  uint64_t rtcp_bye;        /* BYEs of the current source */
+  uint64_t rtcp_sent;       /* receiver reports built */
+  /* the current source's last sender report (when rtcp_sr > 0): its NTP
+   * and RTP times, its counts, and when it arrived (caller's clock) */
+  uint64_t sr_ntp;
+  uint32_t sr_rtp_ts;
+  uint32_t sr_packets, sr_octets;
+  uint64_t sr_arrival;
+  /* what our next report will say of the current source (have_reception) */
+  bool have_reception;
+  urtp_rtcp_block_t reception;
+  char cname[URTP_RTCP_MAX_TEXT + 1];  /* the current source's; "" until known */
 } urtp_recvstream_stats_t;
 
 typedef struct urtp_recvstream urtp_recvstream_t;
@@ -189,6 +223,23 @@ void urtp_recvstream_resync(urtp_recvstream_t *r, uint64_t dropped);
 int urtp_recvstream_set_format(urtp_recvstream_t *r, urtp_codec_t codec, int pt,
                                uint32_t clock_rate, bool donl, const uint8_t *params,
                                size_t params_len);
+
+/* An RTCP compound packet for the stream, arrived at now (caller's clock);
+ * with SRTP, SRTCP unprotected in place. Returns 0, or -EBADMSG (counted
+ * in rtcp_bad). */
+int urtp_recvstream_push_rtcp(urtp_recvstream_t *r, uint8_t *pkt, size_t len, uint64_t now);
+
+/* Our receiver report at now into buf: an RR with a block on the current
+ * source (none before there is one; LSR and DLSR from its last sender
+ * report), SDES with our CNAME, and with `bye` a BYE (we leave). It ends
+ * the interval of the fraction lost (A.3). Returns its length; -ENOSPC
+ * when cap is too small; -ENOTSUP with SRTP (SRTCP out is not built yet).
+ * Counted in rtcp_sent. */
+int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, uint8_t *buf,
+                                size_t cap);
+
+/* Our SSRC in receiver reports. */
+uint32_t urtp_recvstream_rtcp_ssrc(const urtp_recvstream_t *r);
 
 /* Thread-safe snapshot of the counters. */
 void urtp_recvstream_stats(urtp_recvstream_t *r, urtp_recvstream_stats_t *out);

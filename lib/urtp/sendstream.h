@@ -62,6 +62,7 @@
 #include "codec.h"
 #include "net.h"
 #include "params.h"
+#include "rtcp.h"
 #include "sdp.h"
 #include "srtp.h"
 
@@ -116,6 +117,7 @@ typedef struct urtp_sendstream_config {
   void *user;                   /* for the callbacks */
   int64_t fail_timeout_ns;      /* 0: 2 s */
   const urtp_sendstream_format_t *format; /* NULL: set_format before pushing */
+  const char *cname;            /* RTCP CNAME (NULL: urtp_rtcp_default_cname(); copied) */
 } urtp_sendstream_config_t;
 
 /* Flags of a push. */
@@ -152,6 +154,16 @@ typedef struct urtp_sendstream_stats {
   uint64_t pacing_max_queue;    /* the most bytes held back at once */
   uint64_t pacing_behind;       /* times the stream fell behind its pacing rate
                                  * (urtp_sendstream_pacing_behind) */
+  /* RTCP: reports built, compound packets offered (each once in rtcp_in or
+   * rtcp_bad), report blocks about this stream among them */
+  uint64_t rtcp_sent;
+  uint64_t rtcp_in, rtcp_bad;
+  uint64_t rr_blocks;
+  /* the latest of those blocks (rr_blocks > 0): who sent it, what it says,
+   * and the round-trip time it gives (ns; -1: it carried no LSR) */
+  uint32_t rr_ssrc;
+  urtp_rtcp_block_t rr;
+  int64_t rtt_ns;
 } urtp_sendstream_stats_t;
 
 /* Creates a stream sending on sock (opened with a remote; it must outlive
@@ -249,6 +261,23 @@ void urtp_sendstream_set_pacing(urtp_sendstream_t *ss, uint64_t rate_bps, double
  * last whole second the sends waited for the pacer more than 95% of the
  * time (the stream's input is then held back by the pacer). Any thread. */
 bool urtp_sendstream_pacing_behind(urtp_sendstream_t *ss);
+
+/* RTCP (rtcp.h). Our sender report into buf: an SR whose NTP time `ntp`
+ * corresponds to RTP timestamp `rtp_ts` (the caller maps its clock; for
+ * receivers to line up several streams, one mapping for all of them), with
+ * the packets and payload octets sent so far, then SDES with our CNAME,
+ * and with `bye` a BYE (the stream ends). Any thread. Returns its length;
+ * -ENOSPC when cap is too small; -ENOTSUP with SRTP (SRTCP out is not
+ * built yet). Counted in rtcp_sent. */
+int urtp_sendstream_rtcp_report(urtp_sendstream_t *ss, uint64_t ntp, uint32_t rtp_ts, bool bye,
+                                uint8_t *buf, size_t cap);
+
+/* An RTCP compound packet that arrived at arrival_ntp (the wall clock as
+ * NTP time, for the round-trip time): report blocks about this stream's
+ * SSRC are kept in the statistics. Any thread. Returns 0, or -EBADMSG
+ * (counted in rtcp_bad). */
+int urtp_sendstream_push_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t len,
+                              uint64_t arrival_ntp);
 
 /* The stream's pacer, for other sockets that should share its budget
  * (retransmissions, RTCP): set it as their urtp_sock_t.pacer. */

@@ -54,7 +54,9 @@ typedef struct sender {
   uint32_t ts;
 } sender_t;
 
-static void check_accounts(urtp_recvstream_t *r)
+/* direct: RTCP compounds given to urtp_recvstream_push_rtcp(), not among
+ * the datagrams */
+static void check_accounts(urtp_recvstream_t *r, uint64_t direct)
 {
   urtp_recvstream_stats_t st;
   urtp_recvstream_stats(r, &st);
@@ -62,7 +64,7 @@ static void check_accounts(urtp_recvstream_t *r)
   uint64_t sum = st.zrtp + st.zrtp_dropped + st.srtp.auth_fail + st.srtp.replay +
                  st.srtp.other + st.malformed_rtp + st.wrong_pt + st.source.foreign +
                  st.source.stray + st.source.held_dropped + st.source.pending + q->delivered +
-                 q->duplicates + q->late + st.waiting;
+                 q->duplicates + q->late + st.waiting + st.rtcp + st.rtcp_bad - direct;
   /* packets too large for a reorder slot that had to wait are given up
    * as lost, not counted among the packets: at most that many short */
   ASSERT(sum <= st.datagrams);
@@ -101,12 +103,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     .max_au_size = tight ? 4096 : 256 * 1024,
     .loss_policy = (opt & 4) ? URTP_LOSS_DROP_NAL : URTP_LOSS_DROP_AU,
     .wait_for_keyframe = (opt & 8) != 0,
+    .rtcp_mux = (opt & 0x80) != 0,
   };
   urtp_recvstream_t *r;
   ASSERT(urtp_recvstream_new(&cfg, &r) == 0);
 
   sender_t snd[4] = { { 100, 0 }, { 20000, 5555 }, { 65500, 0xfffff000u }, { 7, 7 } };
-  uint64_t now = 1000 * MS;
+  uint64_t now = 1000 * MS, direct = 0;
   uint8_t pkt[1600];
   size_t off = 1;
   while (off < size) {
@@ -156,15 +159,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (op == 0x46) {
       now += 10000 * MS;
       urtp_recvstream_expire(r, now);
+    } else if (op == 0x47) {
+      /* RTCP as a separate socket would bring it: bytes as given */
+      if (off >= size)
+        break;
+      size_t len = data[off++];
+      if (len > size - off)
+        len = size - off;
+      memcpy(pkt, data + off, len);
+      off += len;
+      urtp_recvstream_push_rtcp(r, pkt, len, now);
+      direct++;
+    } else if ((op & 0xfc) == 0x48) {
+      /* a sender's BYE */
+      urtp_rtcp_writer_t w;
+      uint32_t who = 0x1000u + (op & 3u);
+      urtp_rtcp_writer_init(&w, pkt, sizeof pkt);
+      urtp_rtcp_write_rr(&w, who, NULL, 0);
+      urtp_rtcp_write_bye(&w, &who, 1, NULL);
+      ASSERT(urtp_recvstream_push_rtcp(r, pkt, w.len, now) == 0);
+      direct++;
+    } else if (op == 0x4c) {
+      /* our report parses, and says no more than the stream knows */
+      int n = urtp_recvstream_rtcp_report(r, now, false, pkt, sizeof pkt);
+      urtp_rtcp_info_t info;
+      ASSERT(n > 0 && urtp_rtcp_parse(pkt, (size_t)n, 0, &info) == 0);
+      ASSERT(info.nreports == 1 && info.nblocks <= 1 && info.ncnames == 1);
     }
-    check_accounts(r);
+    check_accounts(r, direct);
     urtp_recvstream_event_t ev;
     while (urtp_recvstream_next_event(r, &ev))
       ASSERT(ev.kind == URTP_RECVSTREAM_EV_SOURCE);
   }
   urtp_recvstream_flush(r);
   drain(r, cfg.codec, cfg.max_au_size);
-  check_accounts(r);
+  check_accounts(r, direct);
   urtp_recvstream_free(r);
   return 0;
 }

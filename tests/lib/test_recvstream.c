@@ -9,6 +9,7 @@
  * presentation time against the arrival clock, its flags and the events,
  * and the counters add up to the datagrams offered.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -177,7 +178,7 @@ static uint64_t accounted(urtp_recvstream_t *r)
   return st.zrtp + st.zrtp_dropped + st.srtp.auth_fail + st.srtp.replay + st.srtp.other +
          st.malformed_rtp + st.wrong_pt + st.source.foreign + st.source.stray +
          st.source.held_dropped + st.source.pending + q->delivered + q->duplicates + q->late +
-         st.waiting;
+         st.waiting + st.rtcp + st.rtcp_bad;
 }
 
 /* ---- tests ---- */
@@ -623,6 +624,142 @@ static void test_srtp(void)
 
 /* Statistics read from another thread while the stream runs: every
  * snapshot is consistent (its counters add up). */
+
+/* A sender report (and SDES CNAME) from ssrc into buf; returns its length. */
+static size_t sr_packet(uint8_t *buf, size_t cap, uint32_t ssrc, uint64_t ntp, uint32_t ts,
+                        const char *cname)
+{
+  urtp_rtcp_writer_t w;
+  urtp_rtcp_sr_t sr = { .ssrc = ssrc, .ntp = ntp, .rtp_ts = ts, .packets = 77, .octets = 7777 };
+  urtp_rtcp_writer_init(&w, buf, cap);
+  urtp_rtcp_write_sr(&w, &sr, NULL, 0);
+  urtp_rtcp_write_sdes_cname(&w, ssrc, cname);
+  return w.err ? 0 : w.len;
+}
+
+/* RTCP on the followed source: reception statistics exact (one packet
+ * lost of a known number), its SR and CNAME kept (arriving among the RTP
+ * datagrams, RFC 5761), our RR carrying them back (LSR, DLSR), a broken
+ * compound counted apart from RTP, and its BYE handing over to the next
+ * source at once instead of after the source timeout. */
+static void test_rtcp(void)
+{
+  urtp_recvstream_config_t c = { .codec = URTP_CODEC_H265, .pt = PT, .ssrc = -1,
+                                 .latency = 50 * MS, .source_timeout = 2 * SEC,
+                                 .rtcp_ssrc = 0xabcd, .cname = "me@test", .rtcp_mux = true };
+  urtp_recvstream_t *r = mkstream(&c);
+  REQUIRE(r);
+  CHECK_EQ(urtp_recvstream_rtcp_ssrc(r), 0xabcd);
+  frames_reset();
+  static sender_t s, s2;
+  static au_t a[20];
+  sender_init(&s, 0x1111, 65530, 1000);
+  uint64_t sent = 0, t = SEC;
+  for (int i = 0; i < 20; i++) {
+    make_au(&a[i], i, 10);
+    sender_au(&s, &a[i], i);
+    t = SEC + (uint64_t)i * SEC / 30;
+    for (size_t k = 0; k < s.ndg; k++, sent++)
+      if (!(i == 7 && k == 0)) /* one packet lost */
+        urtp_recvstream_push_one(r, s.dg[k], s.dg_len[k], NULL, t);
+    drain(r);
+  }
+  urtp_recvstream_expire(r, t + SEC);
+  drain(r);
+
+  uint8_t buf[512];
+  const uint64_t ntp = 0xe1234567abcd0000ull;
+  size_t n = sr_packet(buf, sizeof buf, 0x1111, ntp, 1000 + 19 * 3000, "alice@host");
+  REQUIRE(n > 0);
+  urtp_recvstream_push_one(r, buf, n, NULL, t + 10 * MS);
+  static const uint8_t broken[] = { 0x80, 0xc8, 0x00, 0x09, 1, 2, 3, 4 };
+  memcpy(buf, broken, sizeof broken);
+  urtp_recvstream_push_one(r, buf, sizeof broken, NULL, t + 11 * MS);
+
+  urtp_recvstream_stats_t st;
+  urtp_recvstream_stats(r, &st);
+  CHECK_EQ(st.rtcp, 1);
+  CHECK_EQ(st.rtcp_bad, 1);
+  CHECK_EQ(st.malformed_rtp, 0);
+  CHECK_EQ(st.rtcp_sr, 1);
+  CHECK(st.sr_ntp == ntp);
+  CHECK_EQ(st.sr_rtp_ts, 1000 + 19 * 3000);
+  CHECK_EQ(st.sr_packets, 77);
+  CHECK_EQ(st.sr_octets, 7777);
+  CHECK(st.sr_arrival == t + 10 * MS);
+  CHECK(strcmp(st.cname, "alice@host") == 0);
+  CHECK(st.have_reception);
+  CHECK_EQ(st.reception.ssrc, 0x1111);
+  CHECK_EQ(st.reception.lost, 1);
+  CHECK_EQ(accounted(r), st.datagrams);
+
+  /* our report, 250 ms after the SR: the block says what happened */
+  int len = urtp_recvstream_rtcp_report(r, t + 260 * MS, false, buf, sizeof buf);
+  REQUIRE(len > 0);
+  urtp_rtcp_info_t info;
+  REQUIRE(urtp_rtcp_parse(buf, (size_t)len, 0, &info) == 0);
+  REQUIRE(info.nreports == 1 && info.nblocks == 1);
+  CHECK(!info.reports[0].is_sr);
+  CHECK_EQ(info.reports[0].sr.ssrc, 0xabcd);
+  const urtp_rtcp_block_t *b = &info.blocks[0];
+  CHECK_EQ(b->ssrc, 0x1111);
+  CHECK_EQ(b->lost, 1);
+  CHECK_EQ(b->ext_max_seq, 65530 + sent - 1); /* across the wrap: cycles counted */
+  CHECK_EQ(b->fraction, (uint8_t)(256 / sent));
+  CHECK_EQ(b->lsr, urtp_ntp_mid32(ntp));
+  CHECK_EQ(b->dlsr, 16384); /* 250 ms in 1/65536 s */
+  REQUIRE(info.ncnames == 1);
+  CHECK_EQ(info.cnames[0].ssrc, 0xabcd);
+  CHECK(info.cnames[0].len == 7 && memcmp(info.cnames[0].value, "me@test", 7) == 0);
+  CHECK(!info.bye);
+  urtp_recvstream_stats(r, &st);
+  CHECK_EQ(st.rtcp_sent, 1);
+
+  /* a stranger's BYE changes nothing; the source's own hands over at once:
+   * a new sender 100 ms later is out after its probation, not after the
+   * 2 s source timeout */
+  urtp_rtcp_writer_t w;
+  uint32_t who = 0x9999;
+  urtp_rtcp_writer_init(&w, buf, sizeof buf);
+  urtp_rtcp_write_rr(&w, who, NULL, 0);
+  urtp_rtcp_write_bye(&w, &who, 1, NULL);
+  CHECK_EQ(urtp_recvstream_push_rtcp(r, buf, w.len, t + 300 * MS), 0);
+  who = 0x1111;
+  urtp_rtcp_writer_init(&w, buf, sizeof buf);
+  urtp_rtcp_write_rr(&w, who, NULL, 0);
+  urtp_rtcp_write_bye(&w, &who, 1, "restarting");
+  CHECK_EQ(urtp_recvstream_push_rtcp(r, buf, w.len, t + 300 * MS), 0);
+  size_t before = nframes;
+  sender_init(&s2, 0x2222, 100, 555);
+  for (int i = 0; i < 3; i++) {
+    sender_au(&s2, &a[i], i);
+    deliver(r, &s2, t + 400 * MS + (uint64_t)i * SEC / 30);
+  }
+  CHECK_EQ(nframes - before, 3);
+  CHECK(nframes > before && frames[before].ssrc == 0x2222);
+  urtp_recvstream_stats(r, &st);
+  CHECK_EQ(st.rtcp_bye, 1);
+  CHECK(st.ssrc == 0x2222);
+  CHECK_EQ(st.rtcp_sr, 0);          /* the new source has not reported */
+  CHECK(st.cname[0] == '\0');
+  CHECK_EQ(st.reception.ssrc, 0x2222);
+  CHECK_EQ(st.reception.lost, 0);
+
+  /* leaving: RR, SDES and our BYE */
+  len = urtp_recvstream_rtcp_report(r, t + 500 * MS, true, buf, sizeof buf);
+  REQUIRE(len > 0);
+  REQUIRE(urtp_rtcp_parse(buf, (size_t)len, 0, &info) == 0);
+  CHECK(info.bye && info.nbyes == 1 && info.byes[0] == 0xabcd);
+  CHECK_EQ(info.blocks[0].ssrc, 0x2222);
+  CHECK_EQ(info.blocks[0].lsr, 0);
+  CHECK_EQ(urtp_recvstream_rtcp_report(r, t, false, buf, 20), -ENOSPC);
+
+  sender_free(&s);
+  sender_free(&s2);
+  urtp_recvstream_free(r);
+  frames_reset();
+}
+
 static volatile int reader_stop;
 static size_t torn, snapshots;
 
@@ -681,5 +818,6 @@ int main(void)
   TAP_RUN(test_impaired);
   TAP_RUN(test_srtp);
   TAP_RUN(test_stats_thread);
+  TAP_RUN(test_rtcp);
   return tap_done();
 }

@@ -429,6 +429,105 @@ static void test_pacing_behind(void)
   link_close(&l);
 }
 
+
+/* RTCP: our SR counts exactly what went out (packets; payload octets
+ * without headers and padding) at the NTP/RTP times given, with our CNAME
+ * and on request a BYE; a receiver's block about us is kept and gives the
+ * round-trip time; blocks about others and broken compounds are not. */
+static void test_rtcp(void)
+{
+  link_t l;
+  REQUIRE(link_open(&l, URTP_IO_GSO, 4 << 20) == 0);
+  urtp_sendstream_format_t fmt = h265_au;
+  fmt.pad_fragments = true;
+  urtp_sendstream_config_t cfg = base_cfg(&fmt);
+  cfg.cname = "sender@test";
+  urtp_sendstream_t *ss;
+  REQUIRE(urtp_sendstream_new(&ss, &l.tx, &cfg) == 0);
+  au_t aus[16];
+  size_t n = gop(aus, 16, 3);
+  for (size_t i = 0; i < n; i++) {
+    CHECK(urtp_sendstream_push(ss, aus[i].hold.data, aus[i].hold.len, (uint32_t)(i * 3000),
+                               (int64_t)i * 33333333, 0, &aus[i].hold) > 0);
+    CHECK_EQ(urtp_sendstream_flush(ss), 0);
+  }
+  urtp_sendstream_stats_t st;
+  urtp_sendstream_get_stats(ss, &st);
+  rx_collect(&l, st.packets, 500);
+  REQUIRE(rxl.n == st.packets);
+  uint64_t octets = 0;
+  for (size_t i = 0; i < rxl.n; i++) {
+    const uint8_t *d = rxl.d[i].p;
+    octets += rxl.d[i].len - 12 - ((d[0] & 0x20) ? d[rxl.d[i].len - 1] : 0);
+  }
+
+  const uint64_t ntp = 0xe1000000ull << 32 | 0x40000000u; /* ... .25 s */
+  uint8_t buf[256];
+  int len = urtp_sendstream_rtcp_report(ss, ntp, 123456, true, buf, sizeof buf);
+  REQUIRE(len > 0);
+  urtp_rtcp_info_t info;
+  REQUIRE(urtp_rtcp_parse(buf, (size_t)len, 0, &info) == 0);
+  REQUIRE(info.nreports == 1 && info.reports[0].is_sr);
+  const urtp_rtcp_sr_t *sr = &info.reports[0].sr;
+  CHECK_EQ(sr->ssrc, SSRC);
+  CHECK(sr->ntp == ntp);
+  CHECK_EQ(sr->rtp_ts, 123456);
+  CHECK_EQ(sr->packets, rxl.n);
+  CHECK_EQ(sr->octets, octets);
+  CHECK_EQ(info.nblocks, 0);
+  REQUIRE(info.ncnames == 1);
+  CHECK(info.cnames[0].ssrc == SSRC && info.cnames[0].len == 11 &&
+        memcmp(info.cnames[0].value, "sender@test", 11) == 0);
+  CHECK(info.bye && info.nbyes == 1 && info.byes[0] == SSRC);
+  CHECK_EQ(urtp_sendstream_rtcp_report(ss, ntp, 0, false, buf, 30), -ENOSPC);
+
+  /* a receiver's RR: a block about another source, then one about us,
+   * 0.5 s after our SR, arriving 0.75 s after it: 250 ms round trip */
+  urtp_rtcp_block_t b[2] = {
+    { .ssrc = 0x77, .lost = 50 },
+    { .ssrc = SSRC, .fraction = 12, .lost = 3, .ext_max_seq = 70000, .jitter = 90,
+      .lsr = urtp_ntp_mid32(ntp), .dlsr = 32768 },
+  };
+  urtp_rtcp_writer_t w;
+  urtp_rtcp_writer_init(&w, buf, sizeof buf);
+  urtp_rtcp_write_rr(&w, 0xfeed, b, 2);
+  urtp_rtcp_write_sdes_cname(&w, 0xfeed, "receiver@test");
+  REQUIRE(w.err == 0);
+  CHECK_EQ(urtp_sendstream_push_rtcp(ss, buf, w.len, ntp + (3ull << 30)), 0);
+  static const uint8_t broken[] = { 0x80, 0xc9, 0x00, 0x07, 0, 0, 0, 1 };
+  CHECK_EQ(urtp_sendstream_push_rtcp(ss, broken, sizeof broken, ntp), -EBADMSG);
+  urtp_sendstream_get_stats(ss, &st);
+  CHECK_EQ(st.rtcp_sent, 1);
+  CHECK_EQ(st.rtcp_in, 1);
+  CHECK_EQ(st.rtcp_bad, 1);
+  CHECK_EQ(st.rr_blocks, 1);
+  CHECK_EQ(st.rr_ssrc, 0xfeed);
+  CHECK_EQ(st.rr.fraction, 12);
+  CHECK_EQ(st.rr.lost, 3);
+  CHECK_EQ(st.rr.ext_max_seq, 70000);
+  CHECK_EQ(st.rr.jitter, 90);
+  CHECK(st.rtt_ns >= 250000000 - 20000 && st.rtt_ns <= 250000000 + 20000);
+
+  urtp_sendstream_free(ss);
+  for (size_t i = 0; i < n; i++)
+    au_free(&aus[i]);
+  rx_reset();
+  link_close(&l);
+
+  /* with SRTP our reports would have to be SRTCP: refused for now */
+  REQUIRE(link_open(&l, URTP_IO_GSO, 4 << 20) == 0);
+#ifdef URTP_HAVE_SRTP
+  uint8_t key[30] = { 1 };
+  urtp_srtp_config_t sc = { .profile = URTP_SRTP_AES_CM_128_HMAC_SHA1_80, .key = key,
+                            .key_len = sizeof key };
+  cfg.srtp = &sc;
+  REQUIRE(urtp_sendstream_new(&ss, &l.tx, &cfg) == 0);
+  CHECK_EQ(urtp_sendstream_rtcp_report(ss, ntp, 0, false, buf, sizeof buf), -ENOTSUP);
+  urtp_sendstream_free(ss);
+#endif
+  link_close(&l);
+}
+
 static void run_aus(urtp_io_mode_t mode, bool thread, bool aggregate)
 {
   run_aus_paced(mode, thread, aggregate, 0);
@@ -1302,6 +1401,7 @@ int main(void)
   TAP_RUN(test_au_paced_thread);
   TAP_RUN(test_au_paced_mmsg);
   TAP_RUN(test_pacing_behind);
+  TAP_RUN(test_rtcp);
   TAP_RUN(test_au_inline_mmsg_aggregate);
   TAP_RUN(test_au_send_thread);
   TAP_RUN(test_au_send_thread_plain);
