@@ -347,6 +347,7 @@ int urtp_sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
   memset(s, 0, sizeof(*s));
   s->fd = -1;
   s->wake_fd = -1;
+  s->watch_fd = -1;
   int r = sock_open(s, cfg);
   if (r < 0)
     urtp_sock_close(s);
@@ -798,6 +799,7 @@ static int64_t now_ms(void)
 int urtp_sock_recv(urtp_sock_t *s, urtp_rx_t *rx, int timeout_ms)
 {
   urtp_rx_pending_t *pd = &rx->pend;
+  s->watch_ready = false;
   if (pd->active) {
     rx_split(rx);
     if (rx->ndgrams)
@@ -830,11 +832,12 @@ int urtp_sock_recv(urtp_sock_t *s, urtp_rx_t *rx, int timeout_ms)
     }
     /* poll, then receive without blocking: recvmmsg's own timeout is only
      * checked between datagrams, and the eventfd must be able to wake us. */
-    struct pollfd pfd[2] = {
+    struct pollfd pfd[3] = {
       { .fd = s->fd, .events = POLLIN },
       { .fd = s->wake_fd, .events = POLLIN },
+      { .fd = s->watch_fd, .events = POLLIN },
     };
-    int pr = poll(pfd, 2, wait);
+    int pr = poll(pfd, s->watch_fd >= 0 ? 3 : 2, wait);
     if (pr < 0) {
       if (errno == EINTR)
         continue; /* a signal, not a wake-up: the eventfd says which */
@@ -844,6 +847,11 @@ int urtp_sock_recv(urtp_sock_t *s, urtp_rx_t *rx, int timeout_ms)
       return -EINTR;
     if (pr == 0)
       return 0;
+    if (s->watch_fd >= 0 && (pfd[2].revents & POLLIN)) {
+      s->watch_ready = true;
+      if (!(pfd[0].revents & POLLIN))
+        return 0;
+    }
 
     int n = rx_fill(s, rx);
     if (n < 0) {
@@ -867,6 +875,19 @@ int urtp_sock_recv(urtp_sock_t *s, urtp_rx_t *rx, int timeout_ms)
     if (timeout_ms == 0)
       return 0;
   }
+}
+
+int urtp_sock_sendto(urtp_sock_t *s, const void *buf, size_t len, const struct sockaddr *to,
+                     socklen_t tolen)
+{
+  if (!to) {
+    if (!s->remote_len)
+      return -EDESTADDRREQ;
+    to = (const struct sockaddr *)&s->remote;
+    tolen = s->remote_len;
+  }
+  ssize_t n = sendto(s->fd, buf, len, MSG_DONTWAIT, to, tolen);
+  return n < 0 ? -errno : (int)n;
 }
 
 void urtp_sock_wake(urtp_sock_t *s)

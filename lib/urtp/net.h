@@ -63,6 +63,11 @@ typedef struct urtp_sock_config {
 typedef struct urtp_sock {
   int fd;
   int wake_fd;                /* eventfd that interrupts waits */
+  /* Another descriptor a receive wait also watches (an RTCP socket); -1:
+   * none. When it becomes readable, urtp_sock_recv returns 0 with
+   * watch_ready set (cleared at the start of every call). */
+  int watch_fd;
+  bool watch_ready;
   int family;                 /* AF_INET or AF_INET6 */
   struct sockaddr_storage remote;
   socklen_t remote_len;       /* 0: no remote */
@@ -159,6 +164,12 @@ void urtp_rx_destroy(urtp_rx_t *rx);
  * is taken without polling first; a pending wake-up is then seen by the
  * first call that has to wait. */
 int urtp_sock_recv(urtp_sock_t *s, urtp_rx_t *rx, int timeout_ms);
+
+/* Sends one datagram without waiting, to `to` (NULL: the remote). Returns
+ * the bytes sent or -errno (-EAGAIN when the buffer is full: dropped, as
+ * RTCP can afford). */
+int urtp_sock_sendto(urtp_sock_t *s, const void *buf, size_t len, const struct sockaddr *to,
+                     socklen_t tolen);
 
 /* Interrupts a wait in urtp_sock_recv or urtp_sock_send (now or the next
  * one, until urtp_sock_unwake); thread-safe. */

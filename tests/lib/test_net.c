@@ -1087,6 +1087,59 @@ static void test_connrefused(void)
   }
 }
 
+
+static int64_t now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A receive wait also watching another socket (RTCP) returns at once when
+ * that one has something, with watch_ready; urtp_sock_sendto reaches a
+ * given address and the remote. */
+static void test_watch_and_sendto(void)
+{
+  urtp_sock_t media, ctl;
+  REQUIRE(open_rx(&media, "127.0.0.1", URTP_IO_MMSG) == 0);
+  REQUIRE(open_rx(&ctl, "127.0.0.1", URTP_IO_MMSG) == 0);
+  urtp_sock_config_t tc = { .remote_addr = "127.0.0.1",
+                            .remote_port = (uint16_t)urtp_sock_local_port(&media) };
+  urtp_sock_t tx;
+  REQUIRE(urtp_sock_open(&tx, &tc) == 0);
+  urtp_rx_t rx;
+  REQUIRE(urtp_rx_init(&rx, 8, 2048) == 0);
+  media.watch_fd = ctl.fd;
+
+  struct sockaddr_in to = { .sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)urtp_sock_local_port(&ctl)),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+  CHECK_EQ(urtp_sock_sendto(&tx, "rtcp", 4, (struct sockaddr *)&to, sizeof to), 4);
+  int64_t t0 = now_ms();
+  CHECK_EQ(urtp_sock_recv(&media, &rx, 5000), 0);
+  CHECK(media.watch_ready);
+  CHECK(now_ms() - t0 < 1000);
+  urtp_rx_t crx;
+  REQUIRE(urtp_rx_init(&crx, 8, 2048) == 0);
+  CHECK_EQ(urtp_sock_recv(&ctl, &crx, 0), 1);
+  CHECK(crx.dgrams[0].len == 4 && memcmp(crx.dgrams[0].data, "rtcp", 4) == 0);
+
+  /* the remote: the media socket gets it, and the flag is clear again */
+  CHECK_EQ(urtp_sock_sendto(&tx, "media", 5, NULL, 0), 5);
+  CHECK_EQ(urtp_sock_recv(&media, &rx, 5000), 1);
+  CHECK(!media.watch_ready);
+  urtp_sock_t norem;
+  REQUIRE(open_rx(&norem, "127.0.0.1", URTP_IO_MMSG) == 0);
+  CHECK_EQ(urtp_sock_sendto(&norem, "x", 1, NULL, 0), -EDESTADDRREQ);
+  urtp_sock_close(&norem);
+
+  urtp_rx_destroy(&crx);
+  urtp_rx_destroy(&rx);
+  urtp_sock_close(&tx);
+  urtp_sock_close(&ctl);
+  urtp_sock_close(&media);
+}
+
 int main(void)
 {
   pool_init();
@@ -1120,5 +1173,6 @@ int main(void)
   TAP_RUN(test_stream_ipv6_mmsg_mmsg);
   TAP_RUN(test_stream_mcast_gso_mmsg);
   TAP_RUN(test_stream_mcast_mmsg_gro);
+  TAP_RUN(test_watch_and_sendto);
   return tap_done();
 }
