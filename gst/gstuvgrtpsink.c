@@ -135,6 +135,11 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
 #define DEFAULT_PACING_RATE       0
 #define DEFAULT_PACING_FACTOR     0.0
 #define DEFAULT_PACING_BURST      0
+#define DEFAULT_RTCP              TRUE
+#define DEFAULT_RTCP_PORT         0
+#define DEFAULT_RTCP_BIND_PORT    0
+#define DEFAULT_CNAME             NULL
+#define DEFAULT_RTCP_MIN_INTERVAL (5 * GST_SECOND)
 #define DEFAULT_SDP_FILE          NULL
 #define DEFAULT_SRTP_KEY          NULL
 #define DEFAULT_SRTP_CIPHER       GST_UVGRTP_DEFAULT_SRTP_CIPHER
@@ -173,6 +178,11 @@ enum
   PROP_PACING_RATE,
   PROP_PACING_FACTOR,
   PROP_PACING_BURST,
+  PROP_RTCP,
+  PROP_RTCP_PORT,
+  PROP_RTCP_BIND_PORT,
+  PROP_CNAME,
+  PROP_RTCP_MIN_INTERVAL,
   PROP_STATS,
   PROP_SDP,
   PROP_SDP_FILE,
@@ -534,6 +544,66 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           0, 64 << 20, DEFAULT_PACING_BURST,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
+   * GstUvgRtpSink:rtcp:
+   *
+   * RTCP (RFC 3550): send sender reports (our RTP clock against wall-clock
+   * NTP time, so that receivers can line up several streams; packet and
+   * octet counts; our CNAME) to #GstUvgRtpSink:rtcp-port, and read
+   * receivers' reports (loss, jitter, round-trip time: in
+   * #GstUvgRtpSink:stats and a "uvgrtp-rtcp" element message each). Not
+   * yet with SRTP or ZRTP (SRTCP is to come): then off. Read when the
+   * element starts.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTCP,
+      g_param_spec_boolean ("rtcp", "RTCP",
+          "Send sender reports to rtcp-port and read receiver reports",
+          DEFAULT_RTCP, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:rtcp-port:
+   *
+   * The receiver's RTCP port: 0 for #GstUvgRtpSink:port + 1, as RFC 3550
+   * pairs them.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTCP_PORT,
+      g_param_spec_int ("rtcp-port", "RTCP port",
+          "Where RTCP goes (0 = port + 1)", 0, G_MAXUINT16, DEFAULT_RTCP_PORT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:rtcp-bind-port:
+   *
+   * The local port RTCP goes out from and receivers' reports are read on
+   * (0: any free one). Receivers that reply to where our reports come from
+   * (uvgrtpsrc, FFmpeg) need nothing set; an rtpbin receiver needs this
+   * port as its RTCP udpsink's port.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTCP_BIND_PORT,
+      g_param_spec_int ("rtcp-bind-port", "RTCP bind port",
+          "Local RTCP port, where receiver reports are read (0 = any)",
+          0, G_MAXUINT16, DEFAULT_RTCP_BIND_PORT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:cname:
+   *
+   * The CNAME in our reports. NULL: one made once per process, so that
+   * every sink of the process shares it and receivers can synchronise
+   * their streams (RFC 3550 6.5.1).
+   */
+  g_object_class_install_property (gobject_class, PROP_CNAME,
+      g_param_spec_string ("cname", "CNAME",
+          "CNAME in sender reports (NULL = one per process)", DEFAULT_CNAME,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:rtcp-min-interval:
+   *
+   * The least time between our reports in nanoseconds, as rtpsession's
+   * property: RFC 3550's 5 s by default (the first after half of it).
+   */
+  g_object_class_install_property (gobject_class, PROP_RTCP_MIN_INTERVAL,
+      g_param_spec_uint64 ("rtcp-min-interval", "RTCP minimum interval",
+          "Minimum time between sender reports in ns", GST_MSECOND,
+          G_MAXUINT64, DEFAULT_RTCP_MIN_INTERVAL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstUvgRtpSink:stats:
    *
    * A #GstStructure named "application/x-uvgrtp-sink-stats" with the fields
@@ -563,7 +633,14 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * summed and the longest, in nanoseconds), pacing-max-queue (the most
    * bytes held back by the pacer at once), pacing-behind (times the stream
    * fell behind its pacing rate);
-   * all #guint64; buffer-size (#gint, the send buffer the kernel granted),
+   * RTCP (#GstUvgRtpSink:rtcp): rtcp-sent (our sender reports),
+   * rtcp-received, rtcp-bad (compound packets that failed RFC 3550's
+   * checks), rr-received (report blocks about this stream);
+   * all #guint64; from the latest of those blocks: rr-ssrc (guint, who
+   * sent it), fraction-lost (guint, 1/256), packets-lost (gint,
+   * cumulative), jitter (guint, timestamp units), round-trip-time (gint64,
+   * ns; -1 before a block with a sender report time), each also posted as
+   * an element message "uvgrtp-rtcp" with type "rr"; buffer-size (#gint, the send buffer the kernel granted),
    * send-mode (#gchararray, the mode in use: gso, mmsg or plain), ssrc,
    * seqnum-offset, timestamp-offset and clock-rate (#guint),
    * srtp-backend (#gchararray, the libsrtp2 in use and its crypto library;
@@ -699,6 +776,11 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->pacing_rate = DEFAULT_PACING_RATE;
   self->pacing_factor = DEFAULT_PACING_FACTOR;
   self->pacing_burst = DEFAULT_PACING_BURST;
+  self->rtcp = DEFAULT_RTCP;
+  self->rtcp_port = DEFAULT_RTCP_PORT;
+  self->rtcp_bind_port = DEFAULT_RTCP_BIND_PORT;
+  self->cname = g_strdup (DEFAULT_CNAME);
+  self->rtcp_min_interval = DEFAULT_RTCP_MIN_INTERVAL;
   self->sdp_file = g_strdup (DEFAULT_SDP_FILE);
   self->srtp_key = g_strdup (DEFAULT_SRTP_KEY);
   self->srtp_cipher = DEFAULT_SRTP_CIPHER;
@@ -728,6 +810,7 @@ gst_uvgrtp_sink_finalize (GObject * object)
   g_free (self->bind_address);
   g_free (self->multicast_iface);
   g_free (self->sdp_file);
+  g_free (self->cname);
   g_free (self->remote_ip);
   gst_uvgrtp_free_secret (self->srtp_key);
   gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
@@ -782,6 +865,15 @@ build_stats (GstUvgRtpSink * self)
       "pacing-max-wait", G_TYPE_UINT64, st.pacing_max_wait_ns,
       "pacing-max-queue", G_TYPE_UINT64, st.pacing_max_queue,
       "pacing-behind", G_TYPE_UINT64, st.pacing_behind,
+      "rtcp-sent", G_TYPE_UINT64, st.rtcp_sent,
+      "rtcp-received", G_TYPE_UINT64, st.rtcp_in,
+      "rtcp-bad", G_TYPE_UINT64, st.rtcp_bad,
+      "rr-received", G_TYPE_UINT64, st.rr_blocks,
+      "rr-ssrc", G_TYPE_UINT, (guint) st.rr_ssrc,
+      "fraction-lost", G_TYPE_UINT, (guint) st.rr.fraction,
+      "packets-lost", G_TYPE_INT, (gint) st.rr.lost,
+      "jitter", G_TYPE_UINT, (guint) st.rr.jitter,
+      "round-trip-time", G_TYPE_INT64, (gint64) st.rtt_ns,
       "buffer-size", G_TYPE_INT, self->eff_buffer_size,
       "send-mode", G_TYPE_STRING, urtp_io_mode_name (st.tx_mode),
       "ssrc", G_TYPE_UINT, self->cur_ssrc,
@@ -849,6 +941,11 @@ static const gsize prop_field[PROP_ZRTP_FIRST] = {
   [PROP_PACING_RATE] = FIELD (pacing_rate),
   [PROP_PACING_FACTOR] = FIELD (pacing_factor),
   [PROP_PACING_BURST] = FIELD (pacing_burst),
+  [PROP_RTCP] = FIELD (rtcp),
+  [PROP_RTCP_PORT] = FIELD (rtcp_port),
+  [PROP_RTCP_BIND_PORT] = FIELD (rtcp_bind_port),
+  [PROP_CNAME] = FIELD (cname),
+  [PROP_RTCP_MIN_INTERVAL] = FIELD (rtcp_min_interval),
   [PROP_SDP_FILE] = FIELD (sdp_file),[PROP_SRTP_KEY] = FIELD (srtp_key),
   [PROP_SRTP_CIPHER] = FIELD (srtp_cipher),
   [PROP_SRTP_AUTH] = FIELD (srtp_auth),
@@ -1208,6 +1305,106 @@ fail:
   return FALSE;
 }
 
+/* The RTCP thread's clock: wall-clock NTP time now, and the RTP timestamp
+ * of the same moment by the mapping buffers get (running time), so that
+ * every sink of a pipeline reports one timeline. */
+static bool
+rtcp_clock (void *user, uint64_t * ntp, uint32_t * rtp_ts)
+{
+  GstUvgRtpSink *self = user;
+  GstClock *clock = gst_element_get_clock (GST_ELEMENT (self));
+  GstClockTime base = gst_element_get_base_time (GST_ELEMENT (self)), now;
+  guint rate = 0;
+  gint64 real;
+
+  if (!clock)
+    return false;
+  now = gst_clock_get_time (clock);
+  real = g_get_real_time ();
+  gst_object_unref (clock);
+  GST_OBJECT_LOCK (self);
+  if (self->negotiated)
+    rate = urtp_codec_clock_rate (self->codec);
+  GST_OBJECT_UNLOCK (self);
+  if (!rate || GST_STATE (self) != GST_STATE_PLAYING || now < base)
+    return false;
+  *ntp = urtp_ntp_from_unix_ns ((guint64) real * 1000);
+  *rtp_ts = self->cur_ts_offset + (guint32)
+      gst_util_uint64_scale_int_round (now - base, (gint) rate, GST_SECOND);
+  return true;
+}
+
+/* A receiver's report about us arrived (RTCP thread). */
+static void
+rtcp_rr (void *user)
+{
+  GstUvgRtpSink *self = user;
+  urtp_sendstream_stats_t st;
+  urtp_sendstream_t *stream;
+
+  GST_OBJECT_LOCK (self);
+  stream = self->stream;
+  if (stream)
+    urtp_sendstream_get_stats (stream, &st);
+  GST_OBJECT_UNLOCK (self);
+  if (!stream)
+    return;
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self),
+          gst_structure_new ("uvgrtp-rtcp", "type", G_TYPE_STRING, "rr",
+              "ssrc", G_TYPE_UINT, (guint) st.rr_ssrc,
+              "fraction-lost", G_TYPE_UINT, (guint) st.rr.fraction,
+              "packets-lost", G_TYPE_INT, (gint) st.rr.lost,
+              "jitter", G_TYPE_UINT, (guint) st.rr.jitter,
+              "ext-max-seq", G_TYPE_UINT, (guint) st.rr.ext_max_seq,
+              "round-trip-time", G_TYPE_INT64, (gint64) st.rtt_ns, NULL)));
+}
+
+/* RTCP next to the RTP socket, on the stream's RTCP thread. Without it the
+ * element still sends: a warning names the property to change. */
+static void
+start_rtcp (GstUvgRtpSink * self, urtp_sendstream_t * stream, gboolean secure)
+{
+  urtp_rtcpio_config_t rc;
+  gchar *bind;
+  gint r, port;
+
+  self->rtcp_on = FALSE;
+  GST_OBJECT_LOCK (self);
+  if (!self->rtcp || secure) {
+    GST_OBJECT_UNLOCK (self);
+    if (secure)
+      GST_INFO_OBJECT (self, "no RTCP with SRTP yet (SRTCP is to come)");
+    return;
+  }
+  memset (&rc, 0, sizeof rc);
+  bind = g_strdup (self->bind_address);
+  port = self->rtcp_port ? self->rtcp_port : self->port + 1;
+  rc.bind_addr = bind;
+  rc.bind_port = (guint16) self->rtcp_bind_port;
+  rc.remote_addr = self->remote_ip;
+  rc.remote_port = (guint16) MIN (port, G_MAXUINT16);
+  rc.min_interval = self->rtcp_min_interval;
+  rc.we_send = true;
+  GST_OBJECT_UNLOCK (self);
+
+  r = urtp_rtcpio_open (&self->rtcpio, &rc, (guint64) g_get_monotonic_time ()
+      * 1000);
+  if (r == 0 && (r = urtp_sendstream_rtcp_start (stream, &self->rtcpio,
+              rtcp_clock, rtcp_rr, self)) < 0)
+    urtp_rtcpio_close (&self->rtcpio);
+  if (r < 0) {
+    GST_ELEMENT_WARNING (self, RESOURCE, OPEN_WRITE,
+        ("No RTCP: %s (set 'rtcp-bind-port', or 'rtcp=false')",
+            g_strerror (-r)), (NULL));
+  } else {
+    self->rtcp_on = TRUE;
+    GST_INFO_OBJECT (self, "RTCP to %s:%d from port %d", self->remote_ip,
+        port, urtp_sock_local_port (&self->rtcpio.sock));
+  }
+  g_free (bind);
+}
+
 static gboolean
 gst_uvgrtp_sink_start (GstBaseSink * bsink)
 {
@@ -1216,7 +1413,7 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   urtp_srtp_config_t srtp;
   urtp_sendstream_t *stream = NULL;
   guint8 key[URTP_SRTP_MAX_KEY_LEN];
-  gchar *srtp_key;
+  gchar *srtp_key, *cname;
   GstUvgRtpSrtpCipher srtp_cipher;
   GstUvgRtpSrtpAuth srtp_auth;
   GstUvgRtpZrtpSettings zs;
@@ -1239,6 +1436,7 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   sc.config_interval = self->config_interval;
   sc.send_thread = self->send_thread;
   srtp_key = g_strdup (self->srtp_key);
+  cname = g_strdup (self->cname);
   srtp_cipher = self->srtp_cipher;
   srtp_auth = self->srtp_auth;
   gst_uvgrtp_zrtp_settings_copy (&zs, &self->zrtp);
@@ -1261,8 +1459,10 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
       srtp_auth, &srtp, key) && open_network (self, &zs);
   gst_uvgrtp_free_secret (srtp_key);
   gst_uvgrtp_zrtp_settings_clear (&zs);
-  if (!ok)
+  if (!ok) {
+    g_free (cname);
     goto fail;
+  }
 
   sc.srtp = srtp.key_len ? &srtp : NULL;
   if (self->zrtp_on) {
@@ -1271,6 +1471,7 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   }
   sc.release = release_hold;
   sc.user = self;
+  sc.cname = cname;
   sc.fail_timeout_ns = (int64_t) FAIL_ERROR_S * GST_SECOND;
   r = urtp_sendstream_new (&stream, &self->sock, &sc);
   if (r < 0 && sc.send_thread && r != -ENOTSUP && r != -EINVAL) {
@@ -1279,9 +1480,11 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
     sc.send_thread = FALSE;
     r = urtp_sendstream_new (&stream, &self->sock, &sc);
   }
+  g_free (cname);
   if (r < 0)
     goto stream_failed;
   explicit_bzero (key, sizeof key);
+  start_rtcp (self, stream, sc.srtp || self->zrtp_on);
 
   GST_OBJECT_LOCK (self);
   self->stream = stream;
@@ -1329,6 +1532,12 @@ gst_uvgrtp_sink_stop (GstBaseSink * bsink)
     self->zrtp_on = FALSE;
   }
   if (stream) {
+    /* a last report with BYE: the stream ends */
+    if (self->rtcp_on) {
+      urtp_sendstream_rtcp_stop (stream, TRUE);
+      urtp_rtcpio_close (&self->rtcpio);
+      self->rtcp_on = FALSE;
+    }
     /* what the socket takes at once still goes out; a send waiting for
      * room must not hold up the state change */
     urtp_sendstream_unlock (stream);

@@ -10,6 +10,7 @@
 #include "urtp/net.h"
 #include "urtp/pay.h"
 #include "urtp/sendstream.h"
+#include "urtp/rtcpio.h"
 
 #include "gstuvgrtpcommon.h"
 #include "gstuvgrtpsrtp.h"
@@ -60,6 +61,11 @@ struct _GstUvgRtpSink
   guint64 pacing_rate;          /* bits per second; 0: off */
   gdouble pacing_factor;        /* times the measured bitrate; 0: off */
   guint pacing_burst;           /* bytes; 0: the library's default */
+  gboolean rtcp;
+  gint rtcp_port;               /* remote; 0: port + 1 */
+  gint rtcp_bind_port;          /* local; 0: ephemeral */
+  gchar *cname;                 /* NULL: the process's default */
+  guint64 rtcp_min_interval;    /* ns */
   gchar *sdp_file;
   gchar *srtp_key;              /* hex master key || salt; NULL: no SRTP */
   GstUvgRtpSrtpCipher srtp_cipher;
@@ -72,6 +78,9 @@ struct _GstUvgRtpSink
   urtp_sock_t sock;
   gboolean sock_open;
   urtp_sendstream_t *stream;
+  urtp_rtcpio_t rtcpio;         /* RTCP's socket and schedule (its thread is
+                                 * the stream's) */
+  gboolean rtcp_on;
   gchar *remote_ip;             /* numeric form of host */
   guint32 cur_ssrc;
   guint16 cur_seq_offset;

@@ -137,6 +137,12 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_src_debug);
 /* A video frame can burst past libsrtp2's default of 128 packets, and
  * packets reordered by more than the window would be lost as replays. */
 #define DEFAULT_REPLAY_WINDOW_SIZE 1024
+#define DEFAULT_RTCP TRUE
+#define DEFAULT_RTCP_PORT 0
+#define DEFAULT_RTCP_REMOTE_HOST NULL
+#define DEFAULT_RTCP_REMOTE_PORT 0
+#define DEFAULT_CNAME NULL
+#define DEFAULT_RTCP_MIN_INTERVAL (5 * GST_SECOND)
 
 /* Datagrams per receive call and bytes per datagram slot: a slot holds the
  * largest UDP datagram, so nothing legitimate is ever truncated, and GRO can
@@ -175,6 +181,12 @@ enum
   PROP_SRTP_CIPHER,
   PROP_SRTP_AUTH,
   PROP_REPLAY_WINDOW_SIZE,
+  PROP_RTCP,
+  PROP_RTCP_PORT,
+  PROP_RTCP_REMOTE_HOST,
+  PROP_RTCP_REMOTE_PORT,
+  PROP_CNAME,
+  PROP_RTCP_MIN_INTERVAL,
   PROP_STATS,
   /* GST_UVGRTP_ZRTP_N_PROPS ids from here on (gstuvgrtpzrtpctl.h) */
   PROP_ZRTP_FIRST,
@@ -511,6 +523,80 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
   /**
+   * GstUvgRtpSrc:rtcp:
+   *
+   * RTCP (RFC 3550): read the sender's reports (its clock, its counts, its
+   * CNAME; a BYE hands over to the next source at once) and send receiver
+   * reports (loss, jitter, the round trip for the sender) on
+   * #GstUvgRtpSrc:rtcp-port. Not yet with SRTP or ZRTP (SRTCP is to
+   * come): then off. Read when the element starts.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTCP,
+      g_param_spec_boolean ("rtcp", "RTCP",
+          "Read sender reports and send receiver reports on rtcp-port",
+          DEFAULT_RTCP, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSrc:rtcp-port:
+   *
+   * The local port RTCP is received on and sent from: 0 for
+   * #GstUvgRtpSrc:port + 1, as RFC 3550 pairs them (rtpbin users: the port
+   * the sender's RTCP udpsink sends to).
+   */
+  g_object_class_install_property (gobject_class, PROP_RTCP_PORT,
+      g_param_spec_int ("rtcp-port", "RTCP port",
+          "Local RTCP port (0 = port + 1)", 0, G_MAXUINT16, DEFAULT_RTCP_PORT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSrc:rtcp-remote-host:
+   *
+   * Where receiver reports go. NULL (the default): back to where the
+   * followed source's sender reports come from (symmetric RTCP, RFC 4961;
+   * uvgrtpsink and FFmpeg do that); nothing is sent before the first one.
+   * A sender whose RTCP goes out on one port and is read on another (an
+   * rtpbin sender with a udpsink and a udpsrc for RTCP) needs its reading
+   * port here with #GstUvgRtpSrc:rtcp-remote-port.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTCP_REMOTE_HOST,
+      g_param_spec_string ("rtcp-remote-host", "RTCP remote host",
+          "Where receiver reports go (NULL = where the sender's reports "
+          "come from)", DEFAULT_RTCP_REMOTE_HOST,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSrc:rtcp-remote-port:
+   *
+   * The port of #GstUvgRtpSrc:rtcp-remote-host: 0 for the local RTCP
+   * port's number.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTCP_REMOTE_PORT,
+      g_param_spec_int ("rtcp-remote-port", "RTCP remote port",
+          "Port of rtcp-remote-host (0 = the local RTCP port's number)",
+          0, G_MAXUINT16, DEFAULT_RTCP_REMOTE_PORT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSrc:cname:
+   *
+   * The CNAME in our receiver reports. NULL: one made once per process,
+   * "user<number>@host-<hex>", as rtpbin's default looks.
+   */
+  g_object_class_install_property (gobject_class, PROP_CNAME,
+      g_param_spec_string ("cname", "CNAME",
+          "CNAME in receiver reports (NULL = one per process)", DEFAULT_CNAME,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSrc:rtcp-min-interval:
+   *
+   * The least time between our reports in nanoseconds, as rtpsession's
+   * property: RFC 3550's 5 s by default (the first report after half of
+   * it); reports are spread randomly around the interval RFC 3550 6.2
+   * computes.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTCP_MIN_INTERVAL,
+      g_param_spec_uint64 ("rtcp-min-interval", "RTCP minimum interval",
+          "Minimum time between receiver reports in ns", GST_MSECOND,
+          G_MAXUINT64, DEFAULT_RTCP_MIN_INTERVAL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
    * GstUvgRtpSrc:stats:
    *
    * Counters of the session, a GstStructure named
@@ -539,6 +625,17 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * (datagrams larger than a receive slot), kernel-drops (datagrams the
    * kernel dropped because the receive buffer was full), flushed
    * (datagrams that arrived while paused).
+   *
+   * RTCP (#GstUvgRtpSrc:rtcp): rtcp-received, rtcp-bad (compound packets
+   * that failed RFC 3550's checks), rtcp-sent (our receiver reports),
+   * sr-received and bye-received (of the followed source), sender-cname
+   * (gchararray, "" until known), its last sender report: sr-ntp-time
+   * (guint64, NTP format), sr-rtp-time, sr-packets, sr-octets (guint); what
+   * our next report says of it: fraction-lost (guint, 1/256), packets-lost
+   * (gint, cumulative), jitter (guint, timestamp units), ext-max-seq. Each
+   * sender report of the followed source is also posted as an element
+   * message "uvgrtp-rtcp" with type "sr", ssrc, cname, ntp-time, rtp-time,
+   * packets and octets.
    *
    * Sources: ssrc (guint, the source followed), have-source (gboolean),
    * source-changes (another SSRC took over), source-restarts (the source
@@ -614,6 +711,12 @@ gst_uvgrtp_src_init (GstUvgRtpSrc * self)
   self->srtp_cipher = DEFAULT_SRTP_CIPHER;
   self->srtp_auth = DEFAULT_SRTP_AUTH;
   self->replay_window_size = DEFAULT_REPLAY_WINDOW_SIZE;
+  self->rtcp = DEFAULT_RTCP;
+  self->rtcp_port = DEFAULT_RTCP_PORT;
+  self->rtcp_remote_host = g_strdup (DEFAULT_RTCP_REMOTE_HOST);
+  self->rtcp_remote_port = DEFAULT_RTCP_REMOTE_PORT;
+  self->cname = g_strdup (DEFAULT_CNAME);
+  self->rtcp_min_interval = DEFAULT_RTCP_MIN_INTERVAL;
   gst_uvgrtp_zrtp_settings_init (&self->zrtp);
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
@@ -640,6 +743,8 @@ gst_uvgrtp_src_finalize (GObject * object)
   g_free (self->multicast_iface);
   g_free (self->encoding_name);
   gst_uvgrtp_free_secret (self->srtp_key);
+  g_free (self->rtcp_remote_host);
+  g_free (self->cname);
   gst_caps_replace (&self->caps, NULL);
   session_clear (&self->session);
   if (self->last_stats)
@@ -1034,6 +1139,26 @@ gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
     case PROP_REPLAY_WINDOW_SIZE:
       self->replay_window_size = g_value_get_uint (value);
       break;
+    case PROP_RTCP:
+      self->rtcp = g_value_get_boolean (value);
+      break;
+    case PROP_RTCP_PORT:
+      self->rtcp_port = g_value_get_int (value);
+      break;
+    case PROP_RTCP_REMOTE_HOST:
+      g_free (self->rtcp_remote_host);
+      self->rtcp_remote_host = g_value_dup_string (value);
+      break;
+    case PROP_RTCP_REMOTE_PORT:
+      self->rtcp_remote_port = g_value_get_int (value);
+      break;
+    case PROP_CNAME:
+      g_free (self->cname);
+      self->cname = g_value_dup_string (value);
+      break;
+    case PROP_RTCP_MIN_INTERVAL:
+      self->rtcp_min_interval = g_value_get_uint64 (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1115,6 +1240,24 @@ gst_uvgrtp_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_REPLAY_WINDOW_SIZE:
       g_value_set_uint (value, self->replay_window_size);
       break;
+    case PROP_RTCP:
+      g_value_set_boolean (value, self->rtcp);
+      break;
+    case PROP_RTCP_PORT:
+      g_value_set_int (value, self->rtcp_port);
+      break;
+    case PROP_RTCP_REMOTE_HOST:
+      g_value_set_string (value, self->rtcp_remote_host);
+      break;
+    case PROP_RTCP_REMOTE_PORT:
+      g_value_set_int (value, self->rtcp_remote_port);
+      break;
+    case PROP_CNAME:
+      g_value_set_string (value, self->cname);
+      break;
+    case PROP_RTCP_MIN_INTERVAL:
+      g_value_set_uint64 (value, self->rtcp_min_interval);
+      break;
     case PROP_STATS:
       g_value_take_boxed (value, build_stats (self));
       break;
@@ -1194,6 +1337,22 @@ build_stats (GstUvgRtpSrc * self)
       "zrtp-dropped", G_TYPE_UINT64, (guint64) st.zrtp_dropped,
       "zrtp-received-clear", G_TYPE_UINT64, (guint64) st.zrtp_clear,
       "buffer-size", G_TYPE_INT, rcvbuf, "recv-mode", G_TYPE_STRING, mode, NULL);
+  /* RTCP: what came in, what our reports say, the sender's last report */
+  gst_structure_set (s,
+      "rtcp-received", G_TYPE_UINT64, (guint64) st.rtcp,
+      "rtcp-bad", G_TYPE_UINT64, (guint64) st.rtcp_bad,
+      "rtcp-sent", G_TYPE_UINT64, (guint64) st.rtcp_sent,
+      "sr-received", G_TYPE_UINT64, (guint64) st.rtcp_sr,
+      "bye-received", G_TYPE_UINT64, (guint64) st.rtcp_bye,
+      "sender-cname", G_TYPE_STRING, st.cname,
+      "sr-ntp-time", G_TYPE_UINT64, (guint64) st.sr_ntp,
+      "sr-rtp-time", G_TYPE_UINT, (guint) st.sr_rtp_ts,
+      "sr-packets", G_TYPE_UINT, (guint) st.sr_packets,
+      "sr-octets", G_TYPE_UINT, (guint) st.sr_octets,
+      "fraction-lost", G_TYPE_UINT, (guint) st.reception.fraction,
+      "packets-lost", G_TYPE_INT, (gint) st.reception.lost,
+      "jitter", G_TYPE_UINT, (guint) st.reception.jitter,
+      "ext-max-seq", G_TYPE_UINT, (guint) st.reception.ext_max_seq, NULL);
 #ifdef URTP_HAVE_SRTP
   gst_structure_set (s, "srtp-backend", G_TYPE_STRING, urtp_srtp_backend (),
       NULL);
@@ -1237,6 +1396,7 @@ make_stream (GstUvgRtpSrc * self, const urtp_srtp_config_t * srtp,
   cfg.zrtp = zrtp;
   cfg.zrtp_allow_clear = allow_clear;
   cfg.replay_window = self->replay_window_size;
+  cfg.cname = self->cname;
   if (self->session.params && gst_memory_map (self->session.params, &map,
           GST_MAP_READ)) {
     cfg.params = map.data;
@@ -1246,6 +1406,100 @@ make_stream (GstUvgRtpSrc * self, const urtp_srtp_config_t * srtp,
   if (map.memory)
     gst_memory_unmap (self->session.params, &map);
   return r;
+}
+
+static guint64
+mono_ns (void)
+{
+  return (guint64) g_get_monotonic_time () * 1000;
+}
+
+/* RTCP's socket, next to the RTP socket (port + 1 unless set). Without it
+ * the element still receives: a warning names the property to change. */
+static void
+open_rtcp (GstUvgRtpSrc * self, const gchar * address, gboolean secure)
+{
+  urtp_rtcpio_config_t rc;
+  gchar *remote;
+  gint r, port;
+
+  self->rtcp_on = FALSE;
+  GST_OBJECT_LOCK (self);
+  if (!self->rtcp) {
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
+  if (secure) {
+    GST_OBJECT_UNLOCK (self);
+    GST_INFO_OBJECT (self, "no RTCP with SRTP yet (SRTCP is to come)");
+    return;
+  }
+  memset (&rc, 0, sizeof rc);
+  port = self->rtcp_port ? self->rtcp_port : self->port ? self->port + 1 : 0;
+  remote = g_strdup (self->rtcp_remote_host);
+  rc.bind_addr = address;
+  rc.bind_port = (guint16) MIN (port, G_MAXUINT16);
+  rc.remote_addr = remote && *remote ? remote : NULL;
+  rc.remote_port = (guint16) (self->rtcp_remote_port ?
+      self->rtcp_remote_port : port);
+  rc.reuse = self->reuse;
+  rc.min_interval = self->rtcp_min_interval;
+  GST_OBJECT_UNLOCK (self);
+
+  r = urtp_rtcpio_open (&self->rtcpio, &rc, mono_ns ());
+  if (r < 0) {
+    GST_ELEMENT_WARNING (self, RESOURCE, OPEN_READ,
+        ("No RTCP: could not bind to %s:%d: %s (set 'rtcp-port', or "
+            "'rtcp=false')", address, port, g_strerror (-r)), (NULL));
+  } else {
+    self->rtcp_on = TRUE;
+    self->sock.watch_fd = self->rtcpio.sock.fd;
+    GST_INFO_OBJECT (self, "RTCP on port %d", urtp_sock_local_port
+        (&self->rtcpio.sock));
+  }
+  g_free (remote);
+}
+
+/* RTCP's turn in the streaming loop: what arrived, and our report when
+ * due; a sender report of the followed source is posted. */
+static void
+service_rtcp (GstUvgRtpSrc * self, GstClockTime now)
+{
+  guint64 mono = mono_ns ();
+  urtp_recvstream_stats_t st;
+
+  if (!self->sock.watch_ready && mono < urtp_rtcpio_deadline (&self->rtcpio))
+    return;
+  if (urtp_recvstream_rtcp_service (self->stream, &self->rtcpio, now,
+          mono) <= 0)
+    return;
+  urtp_recvstream_stats (self->stream, &st);
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self),
+          gst_structure_new ("uvgrtp-rtcp", "type", G_TYPE_STRING, "sr",
+              "ssrc", G_TYPE_UINT, (guint) st.ssrc,
+              "cname", G_TYPE_STRING, st.cname,
+              "ntp-time", G_TYPE_UINT64, (guint64) st.sr_ntp,
+              "rtp-time", G_TYPE_UINT, (guint) st.sr_rtp_ts,
+              "packets", G_TYPE_UINT, (guint) st.sr_packets,
+              "octets", G_TYPE_UINT, (guint) st.sr_octets, NULL)));
+}
+
+static void
+close_rtcp (GstUvgRtpSrc * self, urtp_recvstream_t * stream)
+{
+  guint8 buf[512];
+  gint len;
+
+  if (!self->rtcp_on)
+    return;
+  /* we leave: a last report with BYE */
+  len = urtp_recvstream_rtcp_report (stream, 0, TRUE, buf, sizeof buf);
+  if (len > 0)
+    urtp_rtcpio_send (&self->rtcpio, buf, (gsize) len, mono_ns ());
+  self->sock.watch_fd = -1;
+  urtp_rtcpio_close (&self->rtcpio);
+  self->rtcp_on = FALSE;
 }
 
 static gboolean
@@ -1378,6 +1632,7 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
     g_object_notify (G_OBJECT (self), "port");
     g_object_notify (G_OBJECT (self), "uri");
   }
+  open_rtcp (self, address, have_srtp || zs.enabled);
   gst_uvgrtp_zrtp_settings_clear (&zs);
   g_free (address);
   g_free (iface);
@@ -1472,6 +1727,7 @@ gst_uvgrtp_src_stop (GstBaseSrc * bsrc)
     gst_uvgrtp_zrtp_ctl_stop (zctl);
     gst_uvgrtp_zrtp_ctl_unref (zctl);
   }
+  close_rtcp (self, stream);
   urtp_recvstream_free (stream);
   urtp_rx_destroy (&self->rx);
   urtp_sock_close (&self->sock);
@@ -1855,6 +2111,12 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     wait_ns = -1;
     if (deadline != UINT64_MAX)
       wait_ns = deadline > now ? (gint64) (deadline - now) : 0;
+    if (self->rtcp_on) {
+      guint64 r = urtp_rtcpio_deadline (&self->rtcpio), m = mono_ns ();
+      gint64 t = r > m ? (gint64) (r - m) : 0;
+
+      wait_ns = wait_ns < 0 ? t : MIN (wait_ns, t);
+    }
     if (timeout_ns) {
       gint64 t = MAX (0, self->last_packet_us * 1000 + (gint64) timeout_ns -
           g_get_monotonic_time () * 1000);
@@ -1881,6 +2143,8 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       self->last_packet_us = g_get_monotonic_time ();
     }
     urtp_recvstream_expire (self->stream, now);
+    if (self->rtcp_on)
+      service_rtcp (self, now);
 
     if (n == 0 && timeout_ns && g_get_monotonic_time () - self->last_packet_us
         >= (gint64) (timeout_ns / 1000)) {

@@ -9,6 +9,7 @@
 #include "urtp/codec.h"
 #include "urtp/net.h"
 #include "urtp/recvstream.h"
+#include "urtp/rtcpio.h"
 #include "urtp/srtp.h"
 
 #include "gstuvgrtpcommon.h"
@@ -58,6 +59,12 @@ struct _GstUvgRtpSrc
   GstUvgRtpSrtpAuth srtp_auth;
   guint replay_window_size;
   GstUvgRtpZrtpSettings zrtp;
+  gboolean rtcp;
+  gint rtcp_port;               /* 0: port + 1 */
+  gchar *rtcp_remote_host;      /* NULL: reply to the sender's reports' source */
+  gint rtcp_remote_port;        /* 0: the local RTCP port's number */
+  gchar *cname;                 /* NULL: the process's default */
+  guint64 rtcp_min_interval;    /* ns */
 
   /* set in start(), cleared in stop(), under the object lock; used by the
    * streaming thread in between */
@@ -65,6 +72,8 @@ struct _GstUvgRtpSrc
   urtp_sock_t sock;
   urtp_rx_t rx;
   urtp_recvstream_t *stream;    /* stats: urtp_recvstream_stats(), any thread */
+  urtp_rtcpio_t rtcpio;         /* RTCP's socket and schedule */
+  gboolean rtcp_on;
   GstUvgRtpSrcSession session;
   /* ZRTP: the endpoint, set in start() and kept after stop() for the
    * properties (object lock) */

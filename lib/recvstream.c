@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "urtp/rtcpio.h"
 #include "urtp/rtp.h"
 #include "urtp/scl.h"
 #include "urtp/timing.h"
@@ -468,6 +469,32 @@ int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, ui
   r->st.rtcp_sent++;
   publish(r);
   return (int)w.len;
+}
+
+int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, urtp_rtcpio_t *io, uint64_t now,
+                                 uint64_t mono)
+{
+  int srs = 0, n;
+  while ((n = urtp_rtcpio_recv(io)) > 0)
+    for (int i = 0; i < n; i++) {
+      const urtp_dgram_t *d = &io->rx.dgrams[i];
+      uint64_t before = r->st.rtcp_sr;
+      rtcp_in(r, d->data, d->len, now);
+      if (r->st.rtcp_sr > before) {
+        urtp_rtcpio_learn(io, d->from);
+        srs++;
+      }
+    }
+  if (mono >= urtp_rtcpio_deadline(io) && urtp_rtcpio_due(io, mono)) {
+    uint8_t buf[512];
+    int len = urtp_recvstream_rtcp_report(r, now, false, buf, sizeof buf);
+    if (len > 0)
+      urtp_rtcpio_send(io, buf, (size_t)len, mono);
+    else
+      urtp_rtcpio_skip(io, mono);
+  }
+  publish(r);
+  return srs;
 }
 
 uint32_t urtp_recvstream_rtcp_ssrc(const urtp_recvstream_t *r)

@@ -12,6 +12,7 @@
 #include "urtp/au.h"
 #include "urtp/batch.h"
 #include "urtp/pacer.h"
+#include "urtp/rtcpio.h"
 #include "urtp/pay.h"
 #include "urtp/scl.h"
 #include "urtp/sender.h"
@@ -39,6 +40,16 @@ struct urtp_sendstream {
   urtp_sendstream_config_t cfg;   /* srtp, format and cname pointers cleared */
   char cname[URTP_RTCP_MAX_TEXT + 1];
   bool secure;                    /* SRTP, static or agreed: RTCP must be SRTCP */
+  /* the RTCP thread (urtp_sendstream_rtcp_start) */
+  struct {
+    pthread_t thread;
+    bool running;
+    atomic_bool stop;
+    urtp_rtcpio_t *io;
+    urtp_sendstream_clock_fn clock;
+    urtp_sendstream_rr_fn on_rr;
+    void *user;
+  } rtcp;
   atomic_int config_interval;
 
   /* format: written by the streaming thread under ps_lock, which sdp()
@@ -665,6 +676,7 @@ void urtp_sendstream_free(urtp_sendstream_t *ss)
 {
   if (!ss)
     return;
+  urtp_sendstream_rtcp_stop(ss, false);
   urtp_sendstream_drop(ss);
   urtp_sender_stop(ss->sender);
   ss->sender = NULL;
@@ -1121,6 +1133,91 @@ int urtp_sendstream_push_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t 
   }
   pthread_mutex_unlock(&ss->stats_lock);
   return 0;
+}
+
+static uint64_t mono_now(void)
+{
+  return (uint64_t)now_ns();
+}
+
+/* One report at mono, if the clock has a mapping; else the turn is
+ * skipped. */
+static void rtcp_report_now(urtp_sendstream_t *ss, uint64_t mono, bool bye)
+{
+  uint8_t buf[512];
+  uint64_t ntp;
+  uint32_t ts;
+  int len = -1;
+  if (ss->rtcp.clock(ss->rtcp.user, &ntp, &ts))
+    len = urtp_sendstream_rtcp_report(ss, ntp, ts, bye, buf, sizeof buf);
+  if (len > 0)
+    urtp_rtcpio_send(ss->rtcp.io, buf, (size_t)len, mono);
+  else
+    urtp_rtcpio_skip(ss->rtcp.io, mono);
+}
+
+static void *rtcp_thread(void *arg)
+{
+  urtp_sendstream_t *ss = arg;
+  urtp_rtcpio_t *io = ss->rtcp.io;
+  while (!atomic_load(&ss->rtcp.stop)) {
+    uint64_t mono = mono_now(), due = urtp_rtcpio_deadline(io);
+    if (mono >= due) {
+      if (urtp_rtcpio_due(io, mono))
+        rtcp_report_now(ss, mono, false);
+      continue;
+    }
+    uint64_t wait = (due - mono + 999999) / 1000000;
+    int n = urtp_sock_recv(&io->sock, &io->rx, (int)(wait > 1000 ? 1000 : wait));
+    if (n == -EINTR)
+      continue; /* stop is checked above */
+    for (int i = 0; i < n; i++) {
+      uint64_t blocks = 0, after = 0;
+      urtp_rtcp_sched_received(&io->sched, io->rx.dgrams[i].len);
+      pthread_mutex_lock(&ss->stats_lock);
+      blocks = ss->st.rr_blocks;
+      pthread_mutex_unlock(&ss->stats_lock);
+      urtp_sendstream_push_rtcp(ss, io->rx.dgrams[i].data, io->rx.dgrams[i].len,
+                                urtp_ntp_now());
+      pthread_mutex_lock(&ss->stats_lock);
+      after = ss->st.rr_blocks;
+      pthread_mutex_unlock(&ss->stats_lock);
+      if (after > blocks && ss->rtcp.on_rr)
+        ss->rtcp.on_rr(ss->rtcp.user);
+    }
+  }
+  return NULL;
+}
+
+int urtp_sendstream_rtcp_start(urtp_sendstream_t *ss, urtp_rtcpio_t *io,
+                               urtp_sendstream_clock_fn clock, urtp_sendstream_rr_fn on_rr,
+                               void *user)
+{
+  if (ss->rtcp.running || !clock)
+    return -EINVAL;
+  ss->rtcp.io = io;
+  ss->rtcp.clock = clock;
+  ss->rtcp.on_rr = on_rr;
+  ss->rtcp.user = user;
+  atomic_store(&ss->rtcp.stop, false);
+  int r = pthread_create(&ss->rtcp.thread, NULL, rtcp_thread, ss);
+  if (r)
+    return -r;
+  ss->rtcp.running = true;
+  return 0;
+}
+
+void urtp_sendstream_rtcp_stop(urtp_sendstream_t *ss, bool bye)
+{
+  if (!ss->rtcp.running)
+    return;
+  atomic_store(&ss->rtcp.stop, true);
+  urtp_sock_wake(&ss->rtcp.io->sock);
+  pthread_join(ss->rtcp.thread, NULL);
+  ss->rtcp.running = false;
+  urtp_sock_unwake(&ss->rtcp.io->sock);
+  if (bye)
+    rtcp_report_now(ss, mono_now(), true);
 }
 
 urtp_pacer_t *urtp_sendstream_pacer(urtp_sendstream_t *ss)

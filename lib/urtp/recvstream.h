@@ -238,6 +238,15 @@ int urtp_recvstream_push_rtcp(urtp_recvstream_t *r, uint8_t *pkt, size_t len, ui
 int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, uint8_t *buf,
                                 size_t cap);
 
+/* RTCP over io (rtcpio.h): takes what has arrived on its socket (learning
+ * where to reply from the current source's sender reports), then sends
+ * our report if it is due. now: the stream's clock (as for push); mono:
+ * io's schedule clock. Returns how many sender reports of the current
+ * source were taken. */
+struct urtp_rtcpio;
+int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, struct urtp_rtcpio *io, uint64_t now,
+                                 uint64_t mono);
+
 /* Our SSRC in receiver reports. */
 uint32_t urtp_recvstream_rtcp_ssrc(const urtp_recvstream_t *r);
 

@@ -279,6 +279,22 @@ int urtp_sendstream_rtcp_report(urtp_sendstream_t *ss, uint64_t ntp, uint32_t rt
 int urtp_sendstream_push_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t len,
                               uint64_t arrival_ntp);
 
+/* RTCP on a thread of its own over io (rtcpio.h, opened by the caller
+ * with we_send): sender reports when due, receivers' reports taken as
+ * they arrive. clock gives the NTP time and the RTP timestamp of the
+ * present moment (false: no mapping yet, the report waits); on_rr (may be
+ * NULL) is told of each compound that carried a block about this stream.
+ * Both run on that thread. Returns 0 or -errno (pthread_create). */
+typedef bool (*urtp_sendstream_clock_fn)(void *user, uint64_t *ntp, uint32_t *rtp_ts);
+typedef void (*urtp_sendstream_rr_fn)(void *user);
+struct urtp_rtcpio;
+int urtp_sendstream_rtcp_start(urtp_sendstream_t *ss, struct urtp_rtcpio *io,
+                               urtp_sendstream_clock_fn clock, urtp_sendstream_rr_fn on_rr,
+                               void *user);
+/* Stops that thread; with bye, a last report with BYE goes out (with the
+ * clock's mapping, if it has one). io stays the caller's. */
+void urtp_sendstream_rtcp_stop(urtp_sendstream_t *ss, bool bye);
+
 /* The stream's pacer, for other sockets that should share its budget
  * (retransmissions, RTCP): set it as their urtp_sock_t.pacer. */
 struct urtp_pacer *urtp_sendstream_pacer(urtp_sendstream_t *ss);

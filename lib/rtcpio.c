@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "urtp/rtcpio.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A report of ours: RR or SR with one block, SDES CNAME; for the average
+ * before the first one goes out. */
+#define TYPICAL_REPORT 90
+
+static urtp_rtcp_members_t members(const urtp_rtcpio_t *io)
+{
+  /* us and the other side; a sender counts itself among the senders */
+  urtp_rtcp_members_t m = { .members = 2, .senders = 1, .we_sent = io->we_send };
+  return m;
+}
+
+/* The destination, resolved apart from the socket: a socket given a
+ * remote is connected, and a connected socket hears only that peer, while
+ * reports come from wherever the other side sends them (rtpbin: another
+ * socket than the one it reads on). */
+static int resolve(const char *host, uint16_t port, struct sockaddr_storage *out,
+                   socklen_t *len)
+{
+  struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *ai = NULL;
+  char service[8];
+  snprintf(service, sizeof service, "%u", port);
+  if (getaddrinfo(host, service, &hints, &ai) != 0 || !ai)
+    return -EINVAL;
+  memcpy(out, ai->ai_addr, ai->ai_addrlen);
+  *len = ai->ai_addrlen;
+  freeaddrinfo(ai);
+  return 0;
+}
+
+int urtp_rtcpio_open(urtp_rtcpio_t *io, const urtp_rtcpio_config_t *cfg, uint64_t now)
+{
+  memset(io, 0, sizeof(*io));
+  if (cfg->remote_addr) {
+    if (resolve(cfg->remote_addr, cfg->remote_port, &io->dest, &io->dest_len) < 0)
+      return -EINVAL;
+    io->dest_fixed = true;
+  }
+  const char *bind = cfg->bind_addr;
+  if (!bind)
+    bind = io->dest_len && io->dest.ss_family == AF_INET6 ? "::" : "0.0.0.0";
+  urtp_sock_config_t sc = {
+    .bind_addr = bind,
+    .bind_port = cfg->bind_port,
+    .dscp = -1,
+    .reuse = cfg->reuse,
+    .tx_mode = URTP_IO_PLAIN,
+    .rx_mode = URTP_IO_MMSG,
+  };
+  int r = urtp_sock_open(&io->sock, &sc);
+  if (r < 0)
+    return r;
+  if ((r = urtp_rx_init(&io->rx, 8, 1500)) < 0) {
+    urtp_sock_close(&io->sock);
+    return r;
+  }
+  io->we_send = cfg->we_send;
+  urtp_rtcp_interval_config_t ic = { .min_interval = cfg->min_interval };
+  urtp_rtcp_members_t m = members(io);
+  urtp_rtcp_sched_init(&io->sched, &ic, now, &m, TYPICAL_REPORT);
+  return 0;
+}
+
+void urtp_rtcpio_close(urtp_rtcpio_t *io)
+{
+  urtp_rx_destroy(&io->rx);
+  urtp_sock_close(&io->sock);
+}
+
+bool urtp_rtcpio_due(urtp_rtcpio_t *io, uint64_t now)
+{
+  urtp_rtcp_members_t m = members(io);
+  return urtp_rtcp_sched_expire(&io->sched, now, &m);
+}
+
+int urtp_rtcpio_send(urtp_rtcpio_t *io, const uint8_t *buf, size_t len, uint64_t now)
+{
+  urtp_rtcp_members_t m = members(io);
+  urtp_rtcp_sched_sent(&io->sched, now, &m, len);
+  if (!io->dest_len) {
+    io->unsent++;
+    return 0;
+  }
+  int r = urtp_sock_sendto(&io->sock, buf, len, (const struct sockaddr *)&io->dest, io->dest_len);
+  if (r < 0)
+    io->send_errors++;
+  else
+    io->sent++;
+  return r;
+}
+
+void urtp_rtcpio_skip(urtp_rtcpio_t *io, uint64_t now)
+{
+  urtp_rtcp_members_t m = members(io);
+  urtp_rtcp_sched_sent(&io->sched, now, &m, TYPICAL_REPORT);
+  io->unsent++;
+}
+
+int urtp_rtcpio_recv(urtp_rtcpio_t *io)
+{
+  int n = urtp_sock_recv(&io->sock, &io->rx, 0);
+  for (int i = 0; i < n; i++)
+    urtp_rtcp_sched_received(&io->sched, io->rx.dgrams[i].len);
+  return n > 0 ? n : 0;
+}
+
+void urtp_rtcpio_learn(urtp_rtcpio_t *io, const struct sockaddr_storage *from)
+{
+  if (io->dest_fixed || !from)
+    return;
+  io->dest = *from;
+  io->dest_len = from->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                              : sizeof(struct sockaddr_in);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * rtcpio.h - the RTCP side of one stream: its socket, when its reports are
+ * due (RFC 3550 6.2/6.3 through rtcp.h's scheduler), and where they go.
+ *
+ * The stream (sendstream.h or recvstream.h) builds and reads the reports;
+ * this only moves them. A sender knows where its RTCP goes (the receiver's
+ * RTP port + 1 unless set); a receiver that is not told replies to where
+ * the sender's RTCP comes from (symmetric RTCP, RFC 4961), once a report
+ * of the followed source has arrived (urtp_rtcpio_learn).
+ *
+ * The socket is not connected to the destination: reports are read from
+ * wherever the other side sends them (rtpbin sends from another socket
+ * than the one it reads on). Without SRTCP anyone who can reach the port
+ * can send reports too; the streams take only what names their source.
+ *
+ * Promises:
+ *  - Sends never wait: a report the kernel cannot take now is dropped and
+ *    counted (RTCP can afford it; the next one follows).
+ *  - No allocation after urtp_rtcpio_open.
+ *  - One thread at a time.
+ */
+#ifndef URTP_RTCPIO_H
+#define URTP_RTCPIO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "net.h"
+#include "rtcp.h"
+
+typedef struct urtp_rtcpio_config {
+  const char *bind_addr;        /* NULL: any of the remote's family, or IPv4 */
+  uint16_t bind_port;           /* 0: ephemeral */
+  const char *remote_addr;      /* where reports go; NULL: learnt */
+  uint16_t remote_port;         /* with remote_addr */
+  bool reuse;
+  uint64_t min_interval;        /* ns; 0: RFC 3550's 5 s */
+  bool we_send;                 /* a sender's reports (the 25 % share) */
+} urtp_rtcpio_config_t;
+
+typedef struct urtp_rtcpio {
+  urtp_sock_t sock;
+  urtp_rx_t rx;
+  urtp_rtcp_sched_t sched;
+  bool we_send;
+  struct sockaddr_storage dest;
+  socklen_t dest_len;           /* 0: nowhere yet */
+  bool dest_fixed;              /* configured: not learnt */
+  uint64_t sent, send_errors, unsent;  /* reports sent, refused, with nowhere to go */
+} urtp_rtcpio_t;
+
+/* Opens the socket and starts the schedule at now (ns, any monotonic
+ * clock). Returns 0 or -errno (the socket's). */
+int urtp_rtcpio_open(urtp_rtcpio_t *io, const urtp_rtcpio_config_t *cfg, uint64_t now);
+void urtp_rtcpio_close(urtp_rtcpio_t *io);
+
+/* When the next report is due (ns). */
+static inline uint64_t urtp_rtcpio_deadline(const urtp_rtcpio_t *io)
+{
+  return io->sched.tn;
+}
+
+/* At or after the deadline: whether to report now (timer reconsideration;
+ * false moves the deadline). Two members: us and the other side. */
+bool urtp_rtcpio_due(urtp_rtcpio_t *io, uint64_t now);
+
+/* Sends a report built for now and moves the schedule on. Returns the
+ * bytes sent, 0 when there is nowhere to send yet, or -errno (counted). */
+int urtp_rtcpio_send(urtp_rtcpio_t *io, const uint8_t *buf, size_t len, uint64_t now);
+
+/* A report that was due and could not be built: the schedule moves on. */
+void urtp_rtcpio_skip(urtp_rtcpio_t *io, uint64_t now);
+
+/* Takes what has arrived, without waiting: returns how many datagrams are
+ * in io->rx.dgrams (0: none). Each one's size goes into the average the
+ * schedule uses. */
+int urtp_rtcpio_recv(urtp_rtcpio_t *io);
+
+/* Reports go to `from` from now on, unless the destination was configured. */
+void urtp_rtcpio_learn(urtp_rtcpio_t *io, const struct sockaddr_storage *from);
+
+#endif
