@@ -1390,6 +1390,9 @@ start_rtcp (GstUvgRtpSink * self, urtp_sendstream_t * stream, gboolean secure)
 
   r = urtp_rtcpio_open (&self->rtcpio, &rc, (guint64) g_get_monotonic_time ()
       * 1000);
+  /* RTCP draws on the media's pacing budget, not beside it */
+  if (r == 0)
+    self->rtcpio.sock.pacer = urtp_sendstream_pacer (stream);
   if (r == 0 && (r = urtp_sendstream_rtcp_start (stream, &self->rtcpio,
               rtcp_clock, rtcp_rr, self)) < 0)
     urtp_rtcpio_close (&self->rtcpio);

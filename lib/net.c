@@ -886,6 +886,18 @@ int urtp_sock_sendto(urtp_sock_t *s, const void *buf, size_t len, const struct s
     to = (const struct sockaddr *)&s->remote;
     tolen = s->remote_len;
   }
+  if (urtp_pacer_active(s->pacer)) {
+    /* in the budget it shares (RTCP with its media): wait for its turn */
+    uint64_t now = mono_ns(), at = urtp_pacer_take(s->pacer, len, 0, now);
+    if (at > now) {
+      int r = tx_sleep(s, at);
+      urtp_pacer_waited(s->pacer, mono_ns() - now);
+      if (r < 0) {
+        urtp_pacer_give_back(s->pacer, len);
+        return r;
+      }
+    }
+  }
   ssize_t n = sendto(s->fd, buf, len, MSG_DONTWAIT, to, tolen);
   return n < 0 ? -errno : (int)n;
 }

@@ -165,7 +165,8 @@ void urtp_rx_destroy(urtp_rx_t *rx);
  * first call that has to wait. */
 int urtp_sock_recv(urtp_sock_t *s, urtp_rx_t *rx, int timeout_ms);
 
-/* Sends one datagram without waiting, to `to` (NULL: the remote). Returns
+/* Sends one datagram without waiting for buffer room, to `to` (NULL: the
+ * remote); with a pacer, after its turn (interruptible: -EINTR). Returns
  * the bytes sent or -errno (-EAGAIN when the buffer is full: dropped, as
  * RTCP can afford). */
 int urtp_sock_sendto(urtp_sock_t *s, const void *buf, size_t len, const struct sockaddr *to,

@@ -344,6 +344,35 @@ static void test_socket_interrupt(void)
   link_close(&l);
 }
 
+/* A single datagram (RTCP) through a socket sharing the pacer waits for
+ * its turn in the same budget, and a wake-up ends the wait. */
+static void test_sendto_shares_budget(void)
+{
+  link_t l;
+  REQUIRE(link_open(&l, URTP_IO_MMSG) == 0);
+  urtp_pacer_t p;
+  REQUIRE(urtp_pacer_init(&p, 800000, 1000) == 0); /* 100 bytes per ms */
+  l.tx.pacer = &p;
+  uint8_t d[500] = { 1 };
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  CHECK_EQ(urtp_pacer_take(&p, 2000, 0, now), now); /* the media emptied it, and more */
+  int64_t t0 = mono_ms();
+  CHECK_EQ(urtp_sock_sendto(&l.tx, d, sizeof d, NULL, 0), (int)sizeof d);
+  int64_t took = mono_ms() - t0;
+  printf("# a 500-byte datagram behind 2000 bytes at 100 bytes/ms: %lld ms\n", (long long)took);
+  CHECK(took >= 14); /* 1000 in debt + 500 of its own, less the bucket: 15 ms */
+  urtp_sock_wake(&l.tx);
+  CHECK_EQ(urtp_sock_sendto(&l.tx, d, sizeof d, NULL, 0), -EINTR);
+  urtp_sock_unwake(&l.tx);
+  urtp_pacer_stats_t st;
+  urtp_pacer_get_stats(&p, &st);
+  CHECK_EQ(st.bytes, 2500); /* the interrupted one given back */
+  urtp_pacer_destroy(&p);
+  link_close(&l);
+}
+
 int main(void)
 {
   TAP_RUN(test_off);
@@ -357,5 +386,6 @@ int main(void)
   TAP_RUN(test_socket_rate_gso);
   TAP_RUN(test_socket_rate_mmsg);
   TAP_RUN(test_socket_interrupt);
+  TAP_RUN(test_sendto_shares_budget);
   return tap_done();
 }
