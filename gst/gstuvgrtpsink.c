@@ -905,6 +905,8 @@ build_sdp (GstUvgRtpSink * self)
   d.port = (guint16) self->port;
   d.ttl = self->ttl_mc;
   d.session_name = "uvgrtpsink";
+  if (self->rtcp_on)
+    d.rtcp_port = (guint16) (self->rtcp_port ? self->rtcp_port : self->port + 1);
   n = urtp_sendstream_sdp (self->stream, &d, buf, sizeof buf);
   if (n < 0)
     return NULL;

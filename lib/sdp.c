@@ -123,8 +123,14 @@ static void media_level(sb_t *b, const urtp_sdp_desc_t *d)
     else
       sb_printf(b, "\r\n");
   }
-  /* RTCP (a=rtcp, a=rtcp-mux, a=rtcp-fb) and retransmission (the rtx
-   * payload type's rtpmap and fmtp) lines go here. */
+  /* RTCP: its port when it is not the RTP port + 1 is what receivers
+   * would assume otherwise, so it is always written when known */
+  if (d->rtcp_mux)
+    sb_printf(b, "a=rtcp-mux\r\n");
+  else if (d->rtcp_port)
+    sb_printf(b, "a=rtcp:%u\r\n", (unsigned)d->rtcp_port);
+  /* RTCP feedback (a=rtcp-fb) and retransmission (the rtx payload type's
+   * rtpmap and fmtp) lines go here. */
 }
 
 int urtp_sdp_write(const urtp_sdp_desc_t *d, char *out, size_t cap)

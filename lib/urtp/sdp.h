@@ -24,6 +24,7 @@
 #ifndef URTP_SDP_H
 #define URTP_SDP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,8 @@ typedef struct urtp_sdp_desc {
   uint8_t pt;
   unsigned channels;            /* Opus: 2 is sprop-stereo=1 */
   const urtp_params_t *params;  /* H.26x parameter sets; NULL: none known */
+  uint16_t rtcp_port;           /* where RTCP goes (a=rtcp, RFC 3605); 0: no line */
+  bool rtcp_mux;                /* RTCP on the RTP port (a=rtcp-mux, RFC 5761) */
 } urtp_sdp_desc_t;
 
 /* Writes the description of d into out, NUL-terminated. Returns the text's

@@ -1572,6 +1572,10 @@ GST_START_TEST (test_sdp_h265)
   fail_unless (strstr (r.sdp, line) != NULL, "%s", r.sdp);
   g_free (line);
   fail_unless (strstr (r.sdp, "a=rtpmap:96 H265/90000\r\n") != NULL);
+  /* RTCP is on by default, to the RTP port + 1 (said explicitly) */
+  line = g_strdup_printf ("\r\na=rtcp:%d\r\n", r.rx.port + 1);
+  fail_unless (strstr (r.sdp, line) != NULL, "%s", r.sdp);
+  g_free (line);
 
   /* sprop-vps/sps/pps: exactly the encoder's parameter sets, base64 */
   for (guint t = 32; t <= 34; t++) {

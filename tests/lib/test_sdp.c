@@ -72,6 +72,14 @@ static void test_h264_ipv4(void)
   d.params = NULL;
   urtp_sdp_write(&d, out, sizeof(out));
   CHECK(strstr(out, "a=fmtp:96 packetization-mode=1\r\n") != NULL);
+  /* where RTCP goes, last in the media section */
+  d.rtcp_port = 5005;
+  n = urtp_sdp_write(&d, out, sizeof(out));
+  CHECK(n > 13 && strcmp(out + n - 13, "a=rtcp:5005\r\n") == 0);
+  d.rtcp_mux = true;
+  n = urtp_sdp_write(&d, out, sizeof(out));
+  CHECK(n > 12 && strcmp(out + n - 12, "a=rtcp-mux\r\n") == 0);
+  CHECK(strstr(out, "a=rtcp:") == NULL);
   urtp_params_free(&ps);
 }
 
