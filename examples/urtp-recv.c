@@ -22,6 +22,7 @@
 
 #include "urtp/net.h"
 #include "urtp/recvstream.h"
+#include "urtp/rtcpio.h"
 #include "urtp/srtp.h"
 
 static uint64_t now_ns(void)
@@ -141,6 +142,14 @@ int main(int argc, char **argv)
     fprintf(stderr, "urtp-recv: %s\n", strerror(-r));
     return 1;
   }
+  /* RTCP on port + 1 (not with SRTP: SRTCP is to come): receiver reports
+   * go back to where the sender's reports come from */
+  urtp_rtcpio_t rtcp;
+  urtp_rtcpio_config_t rc = { .bind_addr = address, .bind_port = (uint16_t)(port + 1),
+                              .reuse = true };
+  bool rtcp_on = !srtp_key && urtp_rtcpio_open(&rtcp, &rc, now_ns()) == 0;
+  if (rtcp_on)
+    sock.watch_fd = rtcp.sock.fd;
   FILE *out = strcmp(output, "-") == 0 ? stdout : fopen(output, "wb");
   if (!out) {
     fprintf(stderr, "urtp-recv: cannot write %s: %s\n", output, strerror(errno));
@@ -151,6 +160,8 @@ int main(int argc, char **argv)
   for (;;) {
     /* wait no longer than the stream's next deadline (a gap given up) */
     uint64_t t = now_ns(), deadline = urtp_recvstream_deadline(stream);
+    if (rtcp_on && urtp_rtcpio_deadline(&rtcp) < deadline)
+      deadline = urtp_rtcpio_deadline(&rtcp);
     int wait = deadline == UINT64_MAX ? 100 : deadline > t ? (int)((deadline - t) / 1000000) + 1 : 0;
     int n = urtp_sock_recv(&sock, &rx, wait < 100 ? wait : 100);
     if (n < 0 && n != -EINTR) {
@@ -165,6 +176,8 @@ int main(int argc, char **argv)
         started = t;
     }
     urtp_recvstream_expire(stream, t);
+    if (rtcp_on)
+      urtp_recvstream_rtcp_service(stream, &rtcp, t, t);
 
     urtp_frame_t f;
     while (urtp_recvstream_pop(stream, &f)) {
@@ -186,6 +199,13 @@ int main(int argc, char **argv)
     fclose(out);
 
   urtp_recvstream_stats_t st;
+  if (rtcp_on) {
+    uint8_t bye[512];
+    int len = urtp_recvstream_rtcp_report(stream, now_ns(), true, bye, sizeof bye);
+    if (len > 0)
+      urtp_rtcpio_send(&rtcp, bye, (size_t)len, now_ns());
+    urtp_rtcpio_close(&rtcp);
+  }
   urtp_recvstream_stats(stream, &st);
   double secs = started ? (double)(last - started) / 1e9 : 0;
   printf("urtp-recv: %llu access units, %llu bytes in %.2f s; %llu packets, %llu lost, "
@@ -194,6 +214,9 @@ int main(int argc, char **argv)
          (unsigned long long)st.depay.packets, (unsigned long long)st.depay.seq.lost,
          (unsigned long long)st.depay.dropped_aus, (unsigned long long)st.source.changes,
          (unsigned long long)st.kernel_drops);
+  if (st.rtcp_sr)
+    printf("urtp-recv: RTCP: %llu sender reports from %s, %llu receiver reports sent\n",
+           (unsigned long long)st.rtcp_sr, st.cname, (unsigned long long)st.rtcp_sent);
   urtp_recvstream_free(stream);
   urtp_rx_destroy(&rx);
   urtp_sock_close(&sock);

@@ -25,6 +25,7 @@
 #include "urtp/net.h"
 #include "urtp/scl.h"
 #include "urtp/sdp.h"
+#include "urtp/rtcpio.h"
 #include "urtp/sendstream.h"
 #include "urtp/srtp.h"
 
@@ -87,6 +88,21 @@ static int write_sdp(urtp_sendstream_t *ss, const char *path, const char *host, 
   }
   *written = ps->serial + 1;
   return 0;
+}
+
+/* RTCP's clock: the RTP timestamp of this moment is the one an access unit
+ * due now gets (ts = n * 90000 / fps, due at t0 + n / fps). */
+static int64_t rtcp_t0;
+
+static bool rtcp_clock(void *user, uint64_t *ntp, uint32_t *rtp_ts)
+{
+  (void)user;
+  struct timespec real;
+  clock_gettime(CLOCK_REALTIME, &real);
+  int64_t since = now_ns() - rtcp_t0;
+  *ntp = urtp_ntp_from_unix_ns((uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec);
+  *rtp_ts = (uint32_t)(since / 1000 * 9 / 100); /* 90 kHz */
+  return since >= 0;
 }
 
 int main(int argc, char **argv)
@@ -195,6 +211,18 @@ int main(int argc, char **argv)
     return 1;
   }
 
+  /* RTCP: sender reports to port + 1, read receiver reports there (not
+   * with SRTP: SRTCP is to come) */
+  urtp_rtcpio_t rtcp;
+  urtp_rtcpio_config_t rc = { .remote_addr = host, .remote_port = (uint16_t)(port + 1),
+                              .we_send = true };
+  bool rtcp_on = !key_hex && urtp_rtcpio_open(&rtcp, &rc, (uint64_t)now_ns()) == 0;
+  rtcp_t0 = now_ns();
+  if (rtcp_on && urtp_sendstream_rtcp_start(ss, &rtcp, rtcp_clock, NULL, NULL) < 0) {
+    urtp_rtcpio_close(&rtcp);
+    rtcp_on = false;
+  }
+
   /* access units: from the start code of the NAL unit that begins one to
    * the start code of the NAL unit that begins the next */
   urtp_au_split_t split;
@@ -205,7 +233,7 @@ int main(int argc, char **argv)
   const uint8_t *au = NULL;
   uint64_t n = 0;
   unsigned sdp_written = 0;
-  const int64_t t0 = now_ns();
+  const int64_t t0 = rtcp_t0;
   int status = 0;
   for (bool more = true; more && status == 0;) {
     more = urtp_scl_next(&it, &nal);
@@ -238,8 +266,17 @@ int main(int argc, char **argv)
     status = 1;
   }
 
+  if (rtcp_on)
+    urtp_sendstream_rtcp_stop(ss, true); /* a last report with BYE */
   urtp_sendstream_stats_t st;
   urtp_sendstream_get_stats(ss, &st);
+  if (rtcp_on) {
+    urtp_rtcpio_close(&rtcp);
+    if (st.rr_blocks)
+      fprintf(stderr, "urtp-send: RTCP: %" PRIu64 " sender reports, %" PRIu64
+              " receiver report blocks, round trip %.3f ms, %d lost\n",
+              st.rtcp_sent, st.rr_blocks, (double)st.rtt_ns / 1e6, (int)st.rr.lost);
+  }
   fprintf(stderr,
           "urtp-send: %" PRIu64 " access units, %" PRIu64 " packets, %" PRIu64
           " bytes, %" PRIu64 " send errors, %" PRIu64 " sends (%s), %.2f s\n",
