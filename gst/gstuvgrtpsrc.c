@@ -1408,6 +1408,8 @@ make_stream (GstUvgRtpSrc * self, const urtp_srtp_config_t * srtp,
   return r;
 }
 
+static GstClockTime clock_now (GstUvgRtpSrc * self, GstClockTime * base_time);
+
 static guint64
 mono_ns (void)
 {
@@ -1488,13 +1490,15 @@ service_rtcp (GstUvgRtpSrc * self, GstClockTime now)
 static void
 close_rtcp (GstUvgRtpSrc * self, urtp_recvstream_t * stream)
 {
+  GstClockTime base;
   guint8 buf[512];
   gint len;
 
   if (!self->rtcp_on)
     return;
-  /* we leave: a last report with BYE */
-  len = urtp_recvstream_rtcp_report (stream, 0, TRUE, buf, sizeof buf);
+  /* we leave: a last report with BYE, its DLSR on the stream's clock */
+  len = urtp_recvstream_rtcp_report (stream, clock_now (self, &base), TRUE,
+      buf, sizeof buf);
   if (len > 0)
     urtp_rtcpio_send (&self->rtcpio, buf, (gsize) len, mono_ns ());
   self->sock.watch_fd = -1;

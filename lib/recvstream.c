@@ -475,7 +475,7 @@ int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, urtp_rtcpio_t *io, uint64
                                  uint64_t mono)
 {
   int srs = 0, n;
-  while ((n = urtp_rtcpio_recv(io)) > 0)
+  while ((n = urtp_rtcpio_recv(io, 0)) > 0)
     for (int i = 0; i < n; i++) {
       const urtp_dgram_t *d = &io->rx.dgrams[i];
       uint64_t before = r->st.rtcp_sr;

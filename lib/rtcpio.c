@@ -104,9 +104,11 @@ void urtp_rtcpio_skip(urtp_rtcpio_t *io, uint64_t now)
   io->unsent++;
 }
 
-int urtp_rtcpio_recv(urtp_rtcpio_t *io)
+int urtp_rtcpio_recv(urtp_rtcpio_t *io, int timeout_ms)
 {
-  int n = urtp_sock_recv(&io->sock, &io->rx, 0);
+  int n = urtp_sock_recv(&io->sock, &io->rx, timeout_ms);
+  if (n == -EINTR)
+    return n;
   for (int i = 0; i < n; i++)
     urtp_rtcp_sched_received(&io->sched, io->rx.dgrams[i].len);
   return n > 0 ? n : 0;

@@ -1107,11 +1107,12 @@ int urtp_sendstream_rtcp_report(urtp_sendstream_t *ss, uint64_t ntp, uint32_t rt
   return (int)w.len;
 }
 
-int urtp_sendstream_push_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t len,
-                              uint64_t arrival_ntp)
+/* The compound's blocks about this stream go into the statistics; returns
+ * how many there were, or -EBADMSG. */
+static int take_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t len, uint64_t arrival_ntp)
 {
   urtp_rtcp_info_t info;
-  int r = urtp_rtcp_parse(buf, len, URTP_RTCP_REDUCED_SIZE, &info);
+  int r = urtp_rtcp_parse(buf, len, URTP_RTCP_REDUCED_SIZE, &info), ours = 0;
   pthread_mutex_lock(&ss->stats_lock);
   if (r < 0) {
     ss->st.rtcp_bad++;
@@ -1125,6 +1126,7 @@ int urtp_sendstream_push_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t 
       const urtp_rtcp_block_t *b = &info.blocks[rep->first_block + k];
       if (b->ssrc != ss->cfg.ssrc)
         continue;
+      ours++;
       ss->st.rr_blocks++;
       ss->st.rr_ssrc = rep->sr.ssrc;
       ss->st.rr = *b;
@@ -1132,7 +1134,13 @@ int urtp_sendstream_push_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t 
     }
   }
   pthread_mutex_unlock(&ss->stats_lock);
-  return 0;
+  return ours;
+}
+
+int urtp_sendstream_push_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t len,
+                              uint64_t arrival_ntp)
+{
+  return take_rtcp(ss, buf, len, arrival_ntp) < 0 ? -EBADMSG : 0;
 }
 
 static uint64_t mono_now(void)
@@ -1168,23 +1176,12 @@ static void *rtcp_thread(void *arg)
       continue;
     }
     uint64_t wait = (due - mono + 999999) / 1000000;
-    int n = urtp_sock_recv(&io->sock, &io->rx, (int)(wait > 1000 ? 1000 : wait));
-    if (n == -EINTR)
-      continue; /* stop is checked above */
-    for (int i = 0; i < n; i++) {
-      uint64_t blocks = 0, after = 0;
-      urtp_rtcp_sched_received(&io->sched, io->rx.dgrams[i].len);
-      pthread_mutex_lock(&ss->stats_lock);
-      blocks = ss->st.rr_blocks;
-      pthread_mutex_unlock(&ss->stats_lock);
-      urtp_sendstream_push_rtcp(ss, io->rx.dgrams[i].data, io->rx.dgrams[i].len,
-                                urtp_ntp_now());
-      pthread_mutex_lock(&ss->stats_lock);
-      after = ss->st.rr_blocks;
-      pthread_mutex_unlock(&ss->stats_lock);
-      if (after > blocks && ss->rtcp.on_rr)
+    /* -EINTR: woken by stop, checked above */
+    int n = urtp_rtcpio_recv(io, (int)(wait > 1000 ? 1000 : wait));
+    for (int i = 0; i < n; i++)
+      if (take_rtcp(ss, io->rx.dgrams[i].data, io->rx.dgrams[i].len, urtp_ntp_now()) > 0 &&
+          ss->rtcp.on_rr)
         ss->rtcp.on_rr(ss->rtcp.user);
-    }
   }
   return NULL;
 }

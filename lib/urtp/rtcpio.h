@@ -72,10 +72,12 @@ int urtp_rtcpio_send(urtp_rtcpio_t *io, const uint8_t *buf, size_t len, uint64_t
 /* A report that was due and could not be built: the schedule moves on. */
 void urtp_rtcpio_skip(urtp_rtcpio_t *io, uint64_t now);
 
-/* Takes what has arrived, without waiting: returns how many datagrams are
- * in io->rx.dgrams (0: none). Each one's size goes into the average the
+/* Takes what has arrived, waiting up to timeout_ms (0: not at all): returns
+ * how many datagrams are in io->rx.dgrams, 0 for none (a receive error
+ * included: RTCP can afford to lose one), or -EINTR when woken
+ * (urtp_sock_wake on io->sock). Each one's size goes into the average the
  * schedule uses. */
-int urtp_rtcpio_recv(urtp_rtcpio_t *io);
+int urtp_rtcpio_recv(urtp_rtcpio_t *io, int timeout_ms);
 
 /* Reports go to `from` from now on, unless the destination was configured. */
 void urtp_rtcpio_learn(urtp_rtcpio_t *io, const struct sockaddr_storage *from);
