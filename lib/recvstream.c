@@ -12,6 +12,7 @@
 #include "urtp/rtcpio.h"
 #include "urtp/rtp.h"
 #include "urtp/scl.h"
+#include "urtp/sync.h"
 #include "urtp/timing.h"
 #ifdef URTP_HAVE_ZRTP_EP
 #include "urtp/zrtp.h"
@@ -43,6 +44,12 @@ struct urtp_recvstream {
   bool rx_valid;
   uint32_t rtcp_ssrc;
   char cname[URTP_RTCP_MAX_TEXT + 1];
+
+  /* lip sync (sync.h): our member, the clock we time on, the offset given */
+  urtp_sync_member_t *sync;
+  uint64_t sync_domain;
+  int64_t sync_given;
+  bool sync_valid;
 
   bool discont;                 /* next frame DISCONT */
   bool params_due;              /* next frame gets the parameter sets */
@@ -112,6 +119,11 @@ static void new_stream(urtp_recvstream_t *r)
   r->st.sr_ntp = r->st.sr_arrival = 0;
   r->st.sr_rtp_ts = r->st.sr_packets = r->st.sr_octets = 0;
   r->st.cname[0] = '\0';
+  if (r->sync_valid)
+    urtp_sync_withdraw(r->sync);
+  r->sync_valid = false;
+  r->st.sync_offset = r->st.sync_delay = 0;
+  r->st.synced = false;
   urtp_depay_restart(r->depay);
   urtp_timing_reset(&r->timing);
   r->discont = true;
@@ -260,6 +272,10 @@ int urtp_recvstream_new(const urtp_recvstream_config_t *cfg, urtp_recvstream_t *
   if ((err = set_params(r, cfg->params, cfg->params_len)) < 0)
     goto fail;
   urtp_timing_init(&r->timing, r->cfg.clock_rate, 0, 0);
+  err = -ENOMEM;
+  if (cfg->lip_sync && !(r->sync = urtp_sync_member_new()))
+    goto fail;
+  r->sync_domain = cfg->sync_domain;
   r->rtcp_ssrc = cfg->rtcp_ssrc;
   while (r->rtcp_ssrc == 0 && RAND_bytes((unsigned char *)&r->rtcp_ssrc, sizeof r->rtcp_ssrc) == 1)
     ;
@@ -293,6 +309,7 @@ void urtp_recvstream_free(urtp_recvstream_t *r)
     return;
   urtp_depay_free(r->depay);
   urtp_source_destroy(&r->src);
+  urtp_sync_member_free(r->sync);
 #ifdef URTP_HAVE_SRTP
   urtp_srtp_destroy(&r->srtp);
 #endif
@@ -706,6 +723,40 @@ static void drop_repeated_param_sets(urtp_codec_t codec, urtp_au_t *au)
   au->len = out_len;
 }
 
+/* Lip sync: the frame's offset from its sender's NTP time (once a sender
+ * report and the CNAME are in) goes to the group when it moved; the
+ * group's delay for us goes onto the frame. */
+static void sync_frame(urtp_recvstream_t *r, urtp_frame_t *f)
+{
+  if (r->st.rtcp_sr == 0 || r->st.cname[0] == '\0')
+    return;
+  int64_t since_sr = (int32_t)(f->au.rtp_ts - r->st.sr_rtp_ts);
+  uint64_t sent = urtp_ntp_to_ns(r->st.sr_ntp) +
+                  (uint64_t)urtp_timing_ticks_to_ns(since_sr, r->cfg.clock_rate);
+  int64_t offset = (int64_t)f->pts - (int64_t)sent;
+  /* a tenth of the dead band: the group sees real moves, not rounding */
+  if (!r->sync_valid || llabs(offset - r->sync_given) > URTP_SYNC_DEAD_BAND / 10) {
+    urtp_sync_update(r->sync, r->st.cname, r->sync_domain, offset);
+    r->sync_given = offset;
+    r->sync_valid = true;
+  }
+  int64_t delay = urtp_sync_delay(r->sync);
+  f->pts += (uint64_t)delay;
+  r->st.sync_offset = offset;
+  r->st.sync_delay = delay;
+  r->st.synced = true;
+}
+
+void urtp_recvstream_set_sync_domain(urtp_recvstream_t *r, uint64_t domain)
+{
+  if (domain == r->sync_domain)
+    return;
+  r->sync_domain = domain;
+  if (r->sync_valid)
+    urtp_sync_withdraw(r->sync);
+  r->sync_valid = false;
+}
+
 bool urtp_recvstream_pop(urtp_recvstream_t *r, urtp_frame_t *f)
 {
   urtp_au_t au;
@@ -719,6 +770,8 @@ bool urtp_recvstream_pop(urtp_recvstream_t *r, urtp_frame_t *f)
     }
     f->au = au;
     f->pts = au.pts;
+    if (r->sync)
+      sync_frame(r, f);
     f->ssrc = au.ssrc;
     f->flags = au.flags;
     if (r->discont || (au.flags & URTP_AU_DISCONT))

@@ -95,6 +95,12 @@ typedef struct urtp_recvstream_config {
   uint32_t rtcp_ssrc;
   const char *cname;
   bool rtcp_mux;
+  /* Lip sync (sync.h): presentation times are delayed so that this stream
+   * plays in step with the other streams of its sender (same CNAME) timed
+   * on the same clock (sync_domain: any number naming the clock `now` is
+   * read from; 0 is as good as any when there is one clock). */
+  bool lip_sync;
+  uint64_t sync_domain;
 } urtp_recvstream_config_t;
 
 /* Frame flags (beyond urtp_au_t's). */
@@ -171,6 +177,13 @@ typedef struct urtp_recvstream_stats {
   bool have_reception;
   urtp_rtcp_block_t reception;
   char cname[URTP_RTCP_MAX_TEXT + 1];  /* the current source's; "" until known */
+  /* lip sync (when synced: a sender report and the CNAME are in): how much
+   * later than the sender's NTP time access units are presented (before
+   * the delay), and the delay added to be in step with the sender's
+   * other streams */
+  bool synced;
+  int64_t sync_offset;
+  int64_t sync_delay;
 } urtp_recvstream_stats_t;
 
 typedef struct urtp_recvstream urtp_recvstream_t;
@@ -246,6 +259,10 @@ int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, ui
 struct urtp_rtcpio;
 int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, struct urtp_rtcpio *io, uint64_t now,
                                  uint64_t mono);
+
+/* The clock `now` is read from changed (lip sync compares only streams on
+ * one clock): see urtp_recvstream_config_t.sync_domain. */
+void urtp_recvstream_set_sync_domain(urtp_recvstream_t *r, uint64_t domain);
 
 /* Our SSRC in receiver reports. */
 uint32_t urtp_recvstream_rtcp_ssrc(const urtp_recvstream_t *r);

@@ -8,7 +8,15 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+
+static uint64_t mono_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static double rnd(relay_t *r)
 {
@@ -21,10 +29,38 @@ static double rnd(relay_t *r)
   return (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / (double)(1ULL << 53);
 }
 
-static void forward(relay_t *r, const uint8_t *data, size_t len)
+static void send_now(relay_t *r, const uint8_t *data, size_t len)
 {
   if (send(r->out_fd, data, len, 0) == (ssize_t)len)
     r->stats.forwarded++;
+}
+
+static void forward(relay_t *r, const uint8_t *data, size_t len)
+{
+  if (!r->cfg.delay_ms || r->ndelayed == RELAY_MAX_DELAYED || len > sizeof(r->delayed[0].data)) {
+    send_now(r, data, len);
+    return;
+  }
+  struct delayed *d = &r->delayed[(r->delayed_head + r->ndelayed++) % RELAY_MAX_DELAYED];
+  d->due = mono_ns() + (uint64_t)r->cfg.delay_ms * 1000000ull;
+  d->len = (uint16_t)len;
+  memcpy(d->data, data, len);
+}
+
+/* Sends what has waited out the delay (everything with all); returns the
+ * milliseconds until the next is due, -1 if none waits. */
+static int send_delayed(relay_t *r, bool all)
+{
+  uint64_t now = mono_ns();
+  while (r->ndelayed) {
+    struct delayed *d = &r->delayed[r->delayed_head];
+    if (!all && d->due > now)
+      return (int)((d->due - now + 999999) / 1000000);
+    send_now(r, d->data, d->len);
+    r->delayed_head = (r->delayed_head + 1) % RELAY_MAX_DELAYED;
+    r->ndelayed--;
+  }
+  return -1;
 }
 
 static void hold(relay_t *r, const uint8_t *data, size_t len, uint64_t due)
@@ -58,21 +94,32 @@ static void *run(void *arg)
   uint8_t buf[65536];
   struct pollfd pfd[2] = {{r->in_fd, POLLIN, 0}, {r->stop_fd, POLLIN, 0}};
 
+  uint64_t last_rx = mono_ns();
   for (;;) {
-    int n_ready = poll(pfd, 2, r->nheld ? RELAY_IDLE_MS : -1);
+    int timeout = send_delayed(r, false);
+    if (r->nheld) {
+      uint64_t idle_at = last_rx + RELAY_IDLE_MS * 1000000ull, now = mono_ns();
+      if (idle_at <= now) {
+        /* Nothing more has come for a while: what is held would otherwise
+         * wait for traffic that may never follow (the end of a stream). */
+        release(r, true);
+        continue;
+      }
+      int idle = (int)((idle_at - now + 999999) / 1000000);
+      if (timeout < 0 || idle < timeout)
+        timeout = idle;
+    }
+    int n_ready = poll(pfd, 2, timeout);
     if (n_ready < 0 && errno != EINTR)
       break;
     if (pfd[1].revents)
       break;
-    if (n_ready == 0) {
-      /* Nothing more is coming for now: what is held would otherwise wait
-       * for traffic that may never follow (the end of a stream). */
-      release(r, true);
+    if (n_ready <= 0)
       continue;
-    }
     ssize_t n = recv(r->in_fd, buf, sizeof buf, MSG_DONTWAIT);
     if (n < 0)
       continue;
+    last_rx = mono_ns();
     r->stats.received++;
     if (r->ntrace < RELAY_MAX_TRACE && n >= 12)
       r->trace[r->ntrace++] = (relay_trace_t){(uint16_t)(buf[2] << 8 | buf[3]),
@@ -108,6 +155,7 @@ static void *run(void *arg)
     release(r, false);
   }
   release(r, true);
+  send_delayed(r, true);
   return NULL;
 }
 
@@ -120,7 +168,9 @@ int relay_start(relay_t *r, const relay_config_t *cfg)
   r->held = calloc(RELAY_MAX_HELD, sizeof(*r->held));
   r->dropped_seqs = calloc(RELAY_MAX_DROPS, sizeof(*r->dropped_seqs));
   r->trace = calloc(RELAY_MAX_TRACE, sizeof(*r->trace));
-  if (!r->held || !r->dropped_seqs || !r->trace)
+  if (cfg->delay_ms)
+    r->delayed = calloc(RELAY_MAX_DELAYED, sizeof(*r->delayed));
+  if (!r->held || !r->dropped_seqs || !r->trace || (cfg->delay_ms && !r->delayed))
     goto fail;
 
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -155,9 +205,11 @@ fail:;
   free(r->held);
   free(r->dropped_seqs);
   free(r->trace);
+  free(r->delayed);
   r->held = NULL;
   r->dropped_seqs = NULL;
   r->trace = NULL;
+  r->delayed = NULL;
   return err;
 }
 
@@ -172,8 +224,10 @@ void relay_stop(relay_t *r)
   close(r->stop_fd);
   free(r->held);
   free(r->dropped_seqs);
+  free(r->delayed);
   r->held = NULL;
   r->dropped_seqs = NULL;
+  r->delayed = NULL;
 }
 
 void relay_free(relay_t *r)

@@ -14,6 +14,10 @@
  * and when the relay stops. The relay remembers the RTP sequence numbers it
  * dropped and keeps a trace of every datagram (sequence number, timestamp,
  * fate), so tests can predict exactly what the receiver must deliver.
+ *
+ * A time delay (delay_ms) holds every forwarded datagram that long after it
+ * arrived, as a longer path would, keeping their order; it is the only
+ * impairment that depends on time.
  */
 #ifndef URTP_TEST_RELAY_H
 #define URTP_TEST_RELAY_H
@@ -29,6 +33,7 @@ typedef struct relay_config {
   unsigned dup_delay;           /* datagrams before the copy; 0: right after */
   uint16_t to_port;             /* forward to 127.0.0.1:to_port */
   unsigned skip_first;          /* forward the first N untouched (stream start) */
+  unsigned delay_ms;            /* every forwarded datagram this much later */
 } relay_config_t;
 
 typedef struct relay_stats {
@@ -39,6 +44,7 @@ typedef struct relay_stats {
 #define RELAY_MAX_DROPS 65536
 #define RELAY_MAX_TRACE (1 << 20)
 #define RELAY_IDLE_MS 20
+#define RELAY_MAX_DELAYED 16384       /* datagrams in flight on the delay */
 
 typedef struct relay_trace {
   uint16_t seq;
@@ -58,6 +64,12 @@ typedef struct relay {
     uint8_t data[2048];
   } *held;
   unsigned nheld;
+  struct delayed {
+    uint64_t due;               /* CLOCK_MONOTONIC ns */
+    uint16_t len;
+    uint8_t data[2048];
+  } *delayed;                   /* a ring, in order of due time */
+  unsigned delayed_head, ndelayed;
   uint16_t *dropped_seqs;       /* RTP sequence numbers dropped */
   unsigned ndropped_seqs;
   relay_trace_t *trace;         /* every datagram of 12 bytes or more, in arrival order */
