@@ -143,6 +143,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_src_debug);
 #define DEFAULT_RTCP_REMOTE_PORT 0
 #define DEFAULT_CNAME NULL
 #define DEFAULT_RTCP_MIN_INTERVAL (5 * GST_SECOND)
+#define DEFAULT_LIP_SYNC TRUE
 
 /* Datagrams per receive call and bytes per datagram slot: a slot holds the
  * largest UDP datagram, so nothing legitimate is ever truncated, and GRO can
@@ -187,6 +188,7 @@ enum
   PROP_RTCP_REMOTE_PORT,
   PROP_CNAME,
   PROP_RTCP_MIN_INTERVAL,
+  PROP_LIP_SYNC,
   PROP_STATS,
   /* GST_UVGRTP_ZRTP_N_PROPS ids from here on (gstuvgrtpzrtpctl.h) */
   PROP_ZRTP_FIRST,
@@ -595,6 +597,24 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
           "Minimum time between receiver reports in ns", GST_MSECOND,
           G_MAXUINT64, DEFAULT_RTCP_MIN_INTERVAL,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSrc:lip-sync:
+   *
+   * Play in step with the sender's other streams, as rtpbin does: once
+   * sender reports have said how the source's RTP timestamps map to its
+   * wall clock, every uvgrtpsrc of the process whose source has the same
+   * CNAME (and whose pipeline has the same clock) delays its buffers by
+   * what it is ahead of the latest of them (an audio stream waits for a
+   * video stream that takes 80 ms longer to arrive), at most 3 s. The
+   * delay is in the stats (sync-delay) and does not change the latency
+   * reported: buffers only come earlier than their time. Needs
+   * #GstUvgRtpSrc:rtcp.
+   */
+  g_object_class_install_property (gobject_class, PROP_LIP_SYNC,
+      g_param_spec_boolean ("lip-sync", "Lip sync",
+          "Delay buffers to play in step with the sender's other streams "
+          "(same CNAME), from its sender reports", DEFAULT_LIP_SYNC,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
   /**
    * GstUvgRtpSrc:stats:
@@ -635,7 +655,11 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * (gint, cumulative), jitter (guint, timestamp units), ext-max-seq. Each
    * sender report of the followed source is also posted as an element
    * message "uvgrtp-rtcp" with type "sr", ssrc, cname, ntp-time, rtp-time,
-   * packets and octets.
+   * packets and octets. Lip sync (#GstUvgRtpSrc:lip-sync): synced
+   * (gboolean: a sender report and the CNAME are in), sync-offset (gint64,
+   * ns: how much later than the sender's wall clock buffers are presented
+   * before the delay, on the pipeline clock), sync-delay (gint64, ns: added
+   * to be in step with the sender's other streams).
    *
    * Sources: ssrc (guint, the source followed), have-source (gboolean),
    * source-changes (another SSRC took over), source-restarts (the source
@@ -717,6 +741,7 @@ gst_uvgrtp_src_init (GstUvgRtpSrc * self)
   self->rtcp_remote_port = DEFAULT_RTCP_REMOTE_PORT;
   self->cname = g_strdup (DEFAULT_CNAME);
   self->rtcp_min_interval = DEFAULT_RTCP_MIN_INTERVAL;
+  self->lip_sync = DEFAULT_LIP_SYNC;
   gst_uvgrtp_zrtp_settings_init (&self->zrtp);
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
@@ -1159,6 +1184,9 @@ gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
     case PROP_RTCP_MIN_INTERVAL:
       self->rtcp_min_interval = g_value_get_uint64 (value);
       break;
+    case PROP_LIP_SYNC:
+      self->lip_sync = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1258,6 +1286,9 @@ gst_uvgrtp_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_RTCP_MIN_INTERVAL:
       g_value_set_uint64 (value, self->rtcp_min_interval);
       break;
+    case PROP_LIP_SYNC:
+      g_value_set_boolean (value, self->lip_sync);
+      break;
     case PROP_STATS:
       g_value_take_boxed (value, build_stats (self));
       break;
@@ -1352,7 +1383,10 @@ build_stats (GstUvgRtpSrc * self)
       "fraction-lost", G_TYPE_UINT, (guint) st.reception.fraction,
       "packets-lost", G_TYPE_INT, (gint) st.reception.lost,
       "jitter", G_TYPE_UINT, (guint) st.reception.jitter,
-      "ext-max-seq", G_TYPE_UINT, (guint) st.reception.ext_max_seq, NULL);
+      "ext-max-seq", G_TYPE_UINT, (guint) st.reception.ext_max_seq,
+      "synced", G_TYPE_BOOLEAN, (gboolean) st.synced,
+      "sync-offset", G_TYPE_INT64, (gint64) st.sync_offset,
+      "sync-delay", G_TYPE_INT64, (gint64) st.sync_delay, NULL);
 #ifdef URTP_HAVE_SRTP
   gst_structure_set (s, "srtp-backend", G_TYPE_STRING, urtp_srtp_backend (),
       NULL);
@@ -1397,6 +1431,7 @@ make_stream (GstUvgRtpSrc * self, const urtp_srtp_config_t * srtp,
   cfg.zrtp_allow_clear = allow_clear;
   cfg.replay_window = self->replay_window_size;
   cfg.cname = self->cname;
+  cfg.lip_sync = self->lip_sync && self->rtcp;
   if (self->session.params && gst_memory_map (self->session.params, &map,
           GST_MAP_READ)) {
     cfg.params = map.data;
@@ -1926,6 +1961,8 @@ clock_now (GstUvgRtpSrc * self, GstClockTime * base_time)
   *base_time = GST_ELEMENT_CAST (self)->base_time;
   GST_OBJECT_UNLOCK (self);
   self->have_clock = clock != NULL;
+  /* lip sync compares only streams on one clock */
+  self->clock_domain = (guint64) (guintptr) clock;
   if (!clock) {
     *base_time = GST_CLOCK_TIME_NONE;
     return (GstClockTime) g_get_monotonic_time () * 1000;
@@ -2078,6 +2115,7 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     if (g_atomic_int_compare_and_exchange (&self->resume, TRUE, FALSE))
       flush_after_pause (self);
 
+    urtp_recvstream_set_sync_domain (self->stream, self->clock_domain);
     if (urtp_recvstream_pop (self->stream, &f)) {
       *outbuf = make_buffer (self, &f);
       return GST_FLOW_OK;

@@ -65,6 +65,7 @@ struct _GstUvgRtpSrc
   gint rtcp_remote_port;        /* 0: the local RTCP port's number */
   gchar *cname;                 /* NULL: the process's default */
   guint64 rtcp_min_interval;    /* ns */
+  gboolean lip_sync;
 
   /* set in start(), cleared in stop(), under the object lock; used by the
    * streaming thread in between */
@@ -81,6 +82,7 @@ struct _GstUvgRtpSrc
 
   /* streaming thread */
   gboolean have_clock;          /* the last arrival was on the pipeline clock */
+  guint64 clock_domain;         /* which clock (lip sync): its address, 0: none */
   gint64 last_packet_us;        /* monotonic, for the timeout message */
   guint unsupported_run;        /* consecutive unsupported packets */
   guint64 last_unsupported, last_packets;
