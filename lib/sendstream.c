@@ -1095,7 +1095,10 @@ int urtp_sendstream_rtcp_report(urtp_sendstream_t *ss, uint64_t ntp, uint32_t rt
 
   urtp_rtcp_writer_t w;
   urtp_rtcp_writer_init(&w, buf, cap);
-  urtp_rtcp_write_sr(&w, &sr, NULL, 0);
+  if (ntp)
+    urtp_rtcp_write_sr(&w, &sr, NULL, 0);
+  else
+    urtp_rtcp_write_rr(&w, ss->cfg.ssrc, NULL, 0);  /* no timing to give */
   urtp_rtcp_write_sdes_cname(&w, ss->cfg.ssrc, ss->cname);
   if (bye)
     urtp_rtcp_write_bye(&w, &ss->cfg.ssrc, 1, NULL);
@@ -1158,6 +1161,9 @@ static void rtcp_report_now(urtp_sendstream_t *ss, uint64_t mono, bool bye)
   int len = -1;
   if (ss->rtcp.clock(ss->rtcp.user, &ntp, &ts))
     len = urtp_sendstream_rtcp_report(ss, ntp, ts, bye, buf, sizeof buf);
+  else if (bye)
+    /* stopping, the clock no longer running: the BYE still goes */
+    len = urtp_sendstream_rtcp_report(ss, 0, 0, true, buf, sizeof buf);
   if (len > 0)
     urtp_rtcpio_send(ss->rtcp.io, buf, (size_t)len, mono);
   else

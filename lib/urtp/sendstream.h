@@ -266,7 +266,8 @@ bool urtp_sendstream_pacing_behind(urtp_sendstream_t *ss);
  * corresponds to RTP timestamp `rtp_ts` (the caller maps its clock; for
  * receivers to line up several streams, one mapping for all of them), with
  * the packets and payload octets sent so far, then SDES with our CNAME,
- * and with `bye` a BYE (the stream ends). Any thread. Returns its length;
+ * and with `bye` a BYE (the stream ends); ntp 0: an empty RR instead of
+ * the SR (a BYE when the caller's clock has stopped). Any thread. Returns its length;
  * -ENOSPC when cap is too small; -ENOTSUP with SRTP (SRTCP out is not
  * built yet). Counted in rtcp_sent. */
 int urtp_sendstream_rtcp_report(urtp_sendstream_t *ss, uint64_t ntp, uint32_t rtp_ts, bool bye,

@@ -315,12 +315,14 @@ x265_sender (guint16 port, const gchar * extra)
 /* ------------------------------------------------------------------------ */
 /* A sender that restarts */
 
+/* The receiver must resume within `resume` (plus SLACK) of the new
+ * sender's first access unit. */
 static void
-restart_case (const gchar * sink_props1, const gchar * sink_props2,
-    const gchar * kind)
+restart_case (const gchar * recv_props, const gchar * sink_props1,
+    const gchar * sink_props2, const gchar * kind, GstClockTime resume)
 {
   guint16 port = free_udp_port ();
-  GstElement *recv = receiver (port, "source-timeout=300");
+  GstElement *recv = receiver (port, recv_props);
   GstElement *send;
   Recorder sent, got;
   GList *msgs, *l;
@@ -386,7 +388,7 @@ restart_case (const gchar * sink_props1, const gchar * sink_props2,
   }
 
   /* the stream resumed within the source timeout of the new sender's
-   * first access unit */
+   * first access unit (or at once after a BYE) */
   {
     GstClockTime sent2 =
         g_array_index (sent.recs, Rec, count_gen (&sent, 0)).abs;
@@ -394,7 +396,7 @@ restart_case (const gchar * sink_props1, const gchar * sink_props2,
 
     GST_INFO ("resumed %" GST_TIME_FORMAT " after the new sender's first "
         "access unit", GST_TIME_ARGS (out2 - sent2));
-    fail_unless (out2 < sent2 + 300 * GST_MSECOND + SLACK, "resumed %"
+    fail_unless (out2 < sent2 + resume + SLACK, "resumed %"
         GST_TIME_FORMAT " after the new sender started",
         GST_TIME_ARGS (out2 - sent2));
   }
@@ -417,6 +419,10 @@ restart_case (const gchar * sink_props1, const gchar * sink_props2,
   g_list_free_full (msgs, (GDestroyNotify) gst_message_unref);
   fail_unless_equals_uint64 (stat (recv, "lost"), 0);
   fail_unless_equals_uint64 (stat (recv, "dropped"), 0);
+  /* with RTCP, both senders' leaving reports (stopped: an RR, no clock to
+   * report, and the BYE) */
+  if (resume == 0)
+    fail_unless_equals_uint64 (stat (recv, "bye-received"), 2);
 
   stop (recv);
   recorder_clear (&sent);
@@ -425,8 +431,10 @@ restart_case (const gchar * sink_props1, const gchar * sink_props2,
 
 GST_START_TEST (test_restart_new_ssrc)
 {
-  /* a new random SSRC each time (uvgrtpsink's default) */
-  restart_case (NULL, NULL, "change");
+  /* a new random SSRC each time (uvgrtpsink's default); no RTCP, so the
+   * source timeout decides */
+  restart_case ("source-timeout=300 rtcp=false", "rtcp=false", "rtcp=false",
+      "change", 300 * GST_MSECOND);
 }
 
 GST_END_TEST;
@@ -434,8 +442,19 @@ GST_END_TEST;
 GST_START_TEST (test_restart_fixed_ssrc)
 {
   /* the same SSRC, numbering and timestamps elsewhere */
-  restart_case ("ssrc=305419896 seqnum-offset=100",
-      "ssrc=305419896 seqnum-offset=40000", "restart");
+  restart_case ("source-timeout=300 rtcp=false",
+      "ssrc=305419896 seqnum-offset=100 rtcp=false",
+      "ssrc=305419896 seqnum-offset=40000 rtcp=false", "restart",
+      300 * GST_MSECOND);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_restart_bye)
+{
+  /* RTCP on (the default): the stopping sender's BYE hands over at once,
+   * although the source timeout is 5 s */
+  restart_case ("source-timeout=5000", NULL, NULL, "change", 0);
 }
 
 GST_END_TEST;
@@ -862,6 +881,7 @@ sources_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_restart_new_ssrc);
   tcase_add_test (tc, test_restart_fixed_ssrc);
+  tcase_add_test (tc, test_restart_bye);
   tcase_add_test (tc, test_strangers);
   tcase_add_test (tc, test_far_ahead);
   tcase_add_test (tc, test_late_join);
