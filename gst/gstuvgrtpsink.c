@@ -640,7 +640,12 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * sent it), fraction-lost (guint, 1/256), packets-lost (gint,
    * cumulative), jitter (guint, timestamp units), round-trip-time (gint64,
    * ns; -1 before a block with a sender report time), each also posted as
-   * an element message "uvgrtp-rtcp" with type "rr"; buffer-size (#gint, the send buffer the kernel granted),
+   * an element message "uvgrtp-rtcp" with type "rr"; receivers (a
+   * #GstValueArray of "application/x-uvgrtp-receiver" structures, one per
+   * receiver that reports, the latest 16, one that says BYE leaves: ssrc,
+   * reports, fraction-lost, packets-lost, jitter, ext-max-seq,
+   * round-trip-time as above, last-rr-time: when its last block arrived,
+   * #guint64 NTP format); buffer-size (#gint, the send buffer the kernel granted),
    * send-mode (#gchararray, the mode in use: gso, mmsg or plain), ssrc,
    * seqnum-offset, timestamp-offset and clock-rate (#guint),
    * srtp-backend (#gchararray, the libsrtp2 in use and its crypto library;
@@ -824,6 +829,33 @@ gst_uvgrtp_sink_finalize (GObject * object)
 /* Properties                                                               */
 
 /* Call with the object lock held. */
+
+/* One structure per receiver that reports on the stream, as a GstValueArray
+ * in the stats' "receivers" field. */
+static void
+receivers_to_stats (GstStructure * s, const urtp_sendstream_stats_t * st)
+{
+  GValue arr = G_VALUE_INIT;
+
+  gst_value_array_init (&arr, st->nreceivers);
+  for (unsigned i = 0; i < st->nreceivers; i++) {
+    const urtp_sendstream_receiver_t *e = &st->receivers[i];
+    GValue v = G_VALUE_INIT;
+
+    g_value_init (&v, GST_TYPE_STRUCTURE);
+    g_value_take_boxed (&v, gst_structure_new ("application/x-uvgrtp-receiver",
+            "ssrc", G_TYPE_UINT, (guint) e->ssrc,
+            "reports", G_TYPE_UINT64, (guint64) e->reports,
+            "fraction-lost", G_TYPE_UINT, (guint) e->rr.fraction,
+            "packets-lost", G_TYPE_INT, (gint) e->rr.lost,
+            "jitter", G_TYPE_UINT, (guint) e->rr.jitter,
+            "ext-max-seq", G_TYPE_UINT, (guint) e->rr.ext_max_seq,
+            "round-trip-time", G_TYPE_INT64, (gint64) e->rtt_ns,
+            "last-rr-time", G_TYPE_UINT64, (guint64) e->last_ntp, NULL));
+    gst_value_array_append_and_take_value (&arr, &v);
+  }
+  gst_structure_take_value (s, "receivers", &arr);
+}
 static GstStructure *
 build_stats (GstUvgRtpSink * self)
 {
@@ -881,6 +913,7 @@ build_stats (GstUvgRtpSink * self)
       "timestamp-offset", G_TYPE_UINT, self->cur_ts_offset,
       "clock-rate", G_TYPE_UINT, self->negotiated ?
       urtp_codec_clock_rate (self->codec) : 0, NULL);
+  receivers_to_stats (s, &st);
 #ifdef URTP_HAVE_SRTP
   /* which libsrtp2 does the work: the private OpenSSL build or the system's */
   gst_structure_set (s, "srtp-backend", G_TYPE_STRING, urtp_srtp_backend (),

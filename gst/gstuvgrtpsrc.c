@@ -650,7 +650,8 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * that failed RFC 3550's checks), rtcp-sent (our receiver reports),
    * sr-received and bye-received (of the followed source), sender-cname
    * (gchararray, "" until known), its last sender report: sr-ntp-time
-   * (guint64, NTP format), sr-rtp-time, sr-packets, sr-octets (guint); what
+   * (guint64, NTP format), sr-rtp-time, sr-packets, sr-octets (guint),
+   * last-sr-time (guint64, when it arrived, on the pipeline clock); what
    * our next report says of it: fraction-lost (guint, 1/256), packets-lost
    * (gint, cumulative), jitter (guint, timestamp units), ext-max-seq. Each
    * sender report of the followed source is also posted as an element
@@ -1380,6 +1381,7 @@ build_stats (GstUvgRtpSrc * self)
       "sr-rtp-time", G_TYPE_UINT, (guint) st.sr_rtp_ts,
       "sr-packets", G_TYPE_UINT, (guint) st.sr_packets,
       "sr-octets", G_TYPE_UINT, (guint) st.sr_octets,
+      "last-sr-time", G_TYPE_UINT64, (guint64) st.sr_arrival,
       "fraction-lost", G_TYPE_UINT, (guint) st.reception.fraction,
       "packets-lost", G_TYPE_INT, (gint) st.reception.lost,
       "jitter", G_TYPE_UINT, (guint) st.reception.jitter,

@@ -1110,6 +1110,43 @@ int urtp_sendstream_rtcp_report(urtp_sendstream_t *ss, uint64_t ntp, uint32_t rt
   return (int)w.len;
 }
 
+/* A receiver's block about us: its entry, or a new one (the entry heard
+ * from least recently gives way when the table is full). stats_lock. */
+static void note_receiver(urtp_sendstream_stats_t *st, uint32_t ssrc,
+                          const urtp_rtcp_block_t *b, int64_t rtt, uint64_t arrival_ntp)
+{
+  urtp_sendstream_receiver_t *e = NULL;
+  for (unsigned i = 0; i < st->nreceivers && !e; i++)
+    if (st->receivers[i].ssrc == ssrc)
+      e = &st->receivers[i];
+  if (!e && st->nreceivers < URTP_SENDSTREAM_MAX_RECEIVERS) {
+    e = &st->receivers[st->nreceivers++];
+    *e = (urtp_sendstream_receiver_t){.ssrc = ssrc};
+  }
+  if (!e) {
+    e = &st->receivers[0];
+    for (unsigned i = 1; i < st->nreceivers; i++)
+      if (st->receivers[i].last_ntp < e->last_ntp)
+        e = &st->receivers[i];
+    *e = (urtp_sendstream_receiver_t){.ssrc = ssrc};
+  }
+  e->rr = *b;
+  e->rtt_ns = rtt;
+  e->last_ntp = arrival_ntp;
+  e->reports++;
+}
+
+static void forget_receiver(urtp_sendstream_stats_t *st, uint32_t ssrc)
+{
+  for (unsigned i = 0; i < st->nreceivers; i++)
+    if (st->receivers[i].ssrc == ssrc) {
+      memmove(&st->receivers[i], &st->receivers[i + 1],
+              (st->nreceivers - i - 1) * sizeof(st->receivers[0]));
+      st->nreceivers--;
+      return;
+    }
+}
+
 /* The compound's blocks about this stream go into the statistics; returns
  * how many there were, or -EBADMSG. */
 static int take_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t len, uint64_t arrival_ntp)
@@ -1134,8 +1171,11 @@ static int take_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t len, uint
       ss->st.rr_ssrc = rep->sr.ssrc;
       ss->st.rr = *b;
       ss->st.rtt_ns = urtp_rtcp_rtt(arrival_ntp, b->lsr, b->dlsr);
+      note_receiver(&ss->st, rep->sr.ssrc, b, ss->st.rtt_ns, arrival_ntp);
     }
   }
+  for (unsigned i = 0; i < info.nbyes; i++)
+    forget_receiver(&ss->st, info.byes[i]);
   pthread_mutex_unlock(&ss->stats_lock);
   return ours;
 }

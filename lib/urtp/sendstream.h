@@ -128,6 +128,16 @@ typedef struct urtp_sendstream_config {
 
 /* push's own counters (access_units, padding_bytes, config_missing aside)
  * are published by flush and drain. */
+/* A receiver of the stream, as its reports tell. */
+#define URTP_SENDSTREAM_MAX_RECEIVERS 16
+typedef struct urtp_sendstream_receiver {
+  uint32_t ssrc;                /* the reporter's */
+  urtp_rtcp_block_t rr;         /* its latest block about this stream */
+  int64_t rtt_ns;               /* from that block; -1: it carried no LSR */
+  uint64_t last_ntp;            /* when it arrived (NTP format, our wall clock) */
+  uint64_t reports;             /* blocks about this stream */
+} urtp_sendstream_receiver_t;
+
 typedef struct urtp_sendstream_stats {
   uint64_t packets;             /* RTP packets the kernel took */
   uint64_t bytes;               /* their bytes, SRTP tags included */
@@ -164,6 +174,11 @@ typedef struct urtp_sendstream_stats {
   uint32_t rr_ssrc;
   urtp_rtcp_block_t rr;
   int64_t rtt_ns;
+  /* every receiver that reported on this stream (the latest
+   * URTP_SENDSTREAM_MAX_RECEIVERS; one that says BYE leaves), in order of
+   * first report */
+  unsigned nreceivers;
+  urtp_sendstream_receiver_t receivers[URTP_SENDSTREAM_MAX_RECEIVERS];
 } urtp_sendstream_stats_t;
 
 /* Creates a stream sending on sock (opened with a remote; it must outlive

@@ -166,6 +166,23 @@ GST_START_TEST (test_ours)
   fail_unless (rtt >= 0 && rtt < 50 * GST_MSECOND, "rtt %" G_GINT64_FORMAT,
       rtt);
   fail_unless (rrs >= 2, "%u rr messages", rrs);
+  /* one receiver in the table: ours, with its round trip */
+  {
+    const GValue *arr = gst_structure_get_value (ss, "receivers");
+    const GstStructure *r;
+    guint rssrc = 0;
+    guint64 reports = 0;
+
+    fail_unless (arr != NULL && GST_VALUE_HOLDS_ARRAY (arr));
+    fail_unless_equals_int (gst_value_array_get_size (arr), 1);
+    r = gst_value_get_structure (gst_value_array_get_value (arr, 0));
+    fail_unless (gst_structure_get_uint (r, "ssrc", &rssrc));
+    fail_unless (gst_structure_get_uint64 (r, "reports", &reports));
+    fail_unless_equals_uint64 (reports, u64 (ss, "rr-received"));
+    fail_unless (gst_structure_get_int64 (r, "round-trip-time", &rtt));
+    fail_unless (rtt >= 0 && rtt < 50 * GST_MSECOND);
+    GST_INFO ("receiver %08x: %" GST_PTR_FORMAT, rssrc, r);
+  }
   gst_structure_free (ss);
   gst_structure_free (rs);
   gst_element_set_state (send, GST_STATE_NULL);

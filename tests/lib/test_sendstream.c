@@ -1393,6 +1393,70 @@ static void run_blocked(bool thread)
 static void test_unlock_blocked_send_inline(void) { run_blocked(false); }
 static void test_unlock_blocked_send_thread(void) { run_blocked(true); }
 
+/* The receivers' table: one entry per reporter with its latest block about
+ * us, a BYE removes it, the one heard from longest ago gives way when
+ * full; a leaving report without a clock mapping is RR + SDES + BYE. */
+static void test_rtcp_receivers(void)
+{
+  link_t l;
+  REQUIRE(link_open(&l, URTP_IO_GSO, 4 << 20) == 0);
+  urtp_sendstream_format_t fmt = h265_au;
+  urtp_sendstream_config_t cfg = base_cfg(&fmt);
+  urtp_sendstream_t *ss;
+  REQUIRE(urtp_sendstream_new(&ss, &l.tx, &cfg) == 0);
+  const uint64_t ntp = 0xe1000000ull << 32;
+  uint8_t buf[256];
+  urtp_rtcp_writer_t w;
+
+  /* reporters 1..20, each one block about us (lost = its number), a
+   * second from reporter 3; reporter 2 leaves */
+  for (uint32_t who = 1; who <= 20; who++) {
+    urtp_rtcp_block_t b = { .ssrc = SSRC, .lost = (int32_t)who };
+    urtp_rtcp_writer_init(&w, buf, sizeof buf);
+    urtp_rtcp_write_rr(&w, who, &b, 1);
+    urtp_rtcp_write_sdes_cname(&w, who, "r@test");
+    if (who == 2)
+      urtp_rtcp_write_bye(&w, &who, 1, NULL);
+    REQUIRE(w.err == 0);
+    CHECK_EQ(urtp_sendstream_push_rtcp(ss, buf, w.len, ntp + who), 0);
+    if (who == 3) {
+      b.lost = 33;
+      urtp_rtcp_writer_init(&w, buf, sizeof buf);
+      urtp_rtcp_write_rr(&w, who, &b, 1);
+      CHECK_EQ(urtp_sendstream_push_rtcp(ss, buf, w.len, ntp + 100), 0);
+    }
+  }
+  urtp_sendstream_stats_t st;
+  urtp_sendstream_get_stats(ss, &st);
+  CHECK_EQ(st.rr_blocks, 21);
+  CHECK_EQ(st.nreceivers, URTP_SENDSTREAM_MAX_RECEIVERS);
+  bool seen[21] = { false };
+  for (unsigned i = 0; i < st.nreceivers; i++) {
+    const urtp_sendstream_receiver_t *e = &st.receivers[i];
+    REQUIRE(e->ssrc >= 1 && e->ssrc <= 20);
+    seen[e->ssrc] = true;
+    CHECK_EQ(e->rr.lost, e->ssrc == 3 ? 33 : (int32_t)e->ssrc);
+    CHECK_EQ(e->reports, e->ssrc == 3 ? 2 : 1);
+    CHECK(e->last_ntp == ntp + (e->ssrc == 3 ? 100 : e->ssrc));
+    CHECK_EQ(e->rtt_ns, -1);
+  }
+  /* 19 stayed; 2 left; 1, 4 and 5, heard from longest ago, gave way
+   * (3 was heard again) */
+  for (uint32_t who = 1; who <= 20; who++)
+    CHECK_EQ(seen[who], who != 1 && who != 2 && who != 4 && who != 5);
+
+  int len = urtp_sendstream_rtcp_report(ss, 0, 0, true, buf, sizeof buf);
+  REQUIRE(len > 0);
+  urtp_rtcp_info_t info;
+  REQUIRE(urtp_rtcp_parse(buf, (size_t)len, 0, &info) == 0);
+  REQUIRE(info.nreports == 1);
+  CHECK(!info.reports[0].is_sr);
+  CHECK_EQ(info.reports[0].sr.ssrc, SSRC);
+  CHECK(info.ncnames == 1 && info.nbyes == 1 && info.byes[0] == SSRC);
+  urtp_sendstream_free(ss);
+  link_close(&l);
+}
+
 int main(void)
 {
   pusher = pthread_self();
@@ -1425,5 +1489,6 @@ int main(void)
   TAP_RUN(test_stats_from_another_thread);
   TAP_RUN(test_unlock_blocked_send_inline);
   TAP_RUN(test_unlock_blocked_send_thread);
+  TAP_RUN(test_rtcp_receivers);
   return tap_done();
 }
