@@ -33,8 +33,9 @@
  * and encrypted there, and the batch still goes out in as few system calls
  * (protection adds the same number of bytes to every packet, so runs of
  * equal-sized packets stay equal for UDP GSO). RTCP (#GstUvgRtpSink:rtcp)
- * is then SRTCP with the same key, cipher and authentication, as srtpenc
- * with rtcp-cipher and rtcp-auth equal to rtp-cipher and rtp-auth: our
+ * is then SRTCP with the same key and cipher (with hmac-sha1-32 the SRTCP
+ * tag stays 80 bits, as RFC 4568's suites have it): srtpenc's rtcp-cipher
+ * equal to its rtp-cipher and rtcp-auth hmac-sha1-80 (null with GCM). Our
  * sender reports go out protected, and receivers' reports count only once
  * they verify. So there is no srtcp-cipher or srtcp-auth property.
  *

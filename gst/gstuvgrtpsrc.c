@@ -58,10 +58,12 @@
  * nothing of them reaches the output. The first packet of each SSRC is
  * taken to have roll-over counter 0, so the receiver must start before the
  * sender's sequence numbers first wrap. RTCP (#GstUvgRtpSrc:rtcp) is then
- * SRTCP with the same key, cipher and authentication, as srtpdec expects
- * with srtcp-cipher and srtcp-auth equal to srtp-cipher and srtp-auth: the
- * sender's reports count only once they verify, and our receiver reports
- * go out protected. So there is no srtcp-cipher or srtcp-auth property.
+ * SRTCP with the same key and cipher (with hmac-sha1-32 the SRTCP tag
+ * stays 80 bits, as RFC 4568's suites have it): srtpenc's and srtpdec's
+ * srtcp cipher equal to the SRTP one and srtcp auth hmac-sha1-80 (null
+ * with GCM). The sender's reports count only once they verify, and our
+ * receiver reports go out protected. So there is no srtcp-cipher or
+ * srtcp-auth property.
  *
  * With #GstUvgRtpSrc:zrtp set, the keys are agreed by ZRTP (RFC 6189) with
  * the sender, such as a uvgrtpsink with zrtp: ZRTP packets are told from

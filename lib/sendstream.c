@@ -1106,7 +1106,8 @@ static urtp_srtp_t *srtcp_ctx(urtp_sendstream_t *ss, urtp_srtp_dir_t dir)
   bool out = dir == URTP_SRTP_OUTBOUND;
   urtp_srtp_t *ctx = out ? &ss->srtcp_out : &ss->srtcp_in;
   if (ss->cfg.key_sync &&
-      !ss->cfg.rtcp_key_sync(ss->cfg.user, ctx, dir, out ? ss->cfg.ssrc : 0))
+      (!ss->cfg.rtcp_key_sync ||
+       !ss->cfg.rtcp_key_sync(ss->cfg.user, ctx, dir, out ? ss->cfg.ssrc : 0)))
     return NULL;
   return ctx->session ? ctx : NULL;
 }

@@ -1101,6 +1101,14 @@ static void run_key_sync(bool allow_clear)
   rxl.n -= skip;
   check_aus(URTP_CODEC_H265, aus + 3, n - 3, &in);
   urtp_srtp_destroy(&in);
+  /* no rtcp_key_sync: no reports, and none read */
+  uint8_t rb[512] = { 0x80, 0xc9, 0x00, 0x01, 0, 0, 0, 1 };
+  CHECK_EQ(urtp_sendstream_rtcp_report(ss, 1, 0, false, rb, sizeof rb), -ENOTSUP);
+  memcpy(rb, (const uint8_t[]){ 0x80, 0xc9, 0x00, 0x01, 0, 0, 0, 1 }, 8);
+  CHECK_EQ(urtp_sendstream_push_rtcp(ss, rb, 8, 0), -EBADMSG);
+  urtp_sendstream_get_stats(ss, &st);
+  CHECK_EQ(st.rtcp_bad, 1);
+  CHECK_EQ(st.rtcp_in, 0);
   urtp_sendstream_free(ss);
   check_released_once(aus, n);
   for (size_t i = 0; i < n; i++)
