@@ -142,12 +142,12 @@ int main(int argc, char **argv)
     fprintf(stderr, "urtp-recv: %s\n", strerror(-r));
     return 1;
   }
-  /* RTCP on port + 1 (not with SRTP: SRTCP is to come): receiver reports
-   * go back to where the sender's reports come from */
+  /* RTCP on port + 1 (SRTCP with --srtp-key): receiver reports go back to
+   * where the sender's reports come from */
   urtp_rtcpio_t rtcp;
   urtp_rtcpio_config_t rc = { .bind_addr = address, .bind_port = (uint16_t)(port + 1),
                               .reuse = true };
-  bool rtcp_on = !srtp_key && urtp_rtcpio_open(&rtcp, &rc, now_ns()) == 0;
+  bool rtcp_on = urtp_rtcpio_open(&rtcp, &rc, now_ns()) == 0;
   if (rtcp_on)
     sock.watch_fd = rtcp.sock.fd;
   FILE *out = strcmp(output, "-") == 0 ? stdout : fopen(output, "wb");

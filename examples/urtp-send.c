@@ -211,12 +211,12 @@ int main(int argc, char **argv)
     return 1;
   }
 
-  /* RTCP: sender reports to port + 1, read receiver reports there (not
-   * with SRTP: SRTCP is to come) */
+  /* RTCP: sender reports to port + 1, read receiver reports there (SRTCP
+   * with --srtp-key) */
   urtp_rtcpio_t rtcp;
   urtp_rtcpio_config_t rc = { .remote_addr = host, .remote_port = (uint16_t)(port + 1),
                               .we_send = true };
-  bool rtcp_on = !key_hex && urtp_rtcpio_open(&rtcp, &rc, (uint64_t)now_ns()) == 0;
+  bool rtcp_on = urtp_rtcpio_open(&rtcp, &rc, (uint64_t)now_ns()) == 0;
   rtcp_t0 = now_ns();
   if (rtcp_on && urtp_sendstream_rtcp_start(ss, &rtcp, rtcp_clock, NULL, NULL) < 0) {
     urtp_rtcpio_close(&rtcp);

@@ -32,8 +32,12 @@
  * packetizing, each packet is copied once into memory the element keeps
  * and encrypted there, and the batch still goes out in as few system calls
  * (protection adds the same number of bytes to every packet, so runs of
- * equal-sized packets stay equal for UDP GSO). The element sends no RTCP,
- * so SRTCP is not used and it has no srtcp-cipher or srtcp-auth property.
+ * equal-sized packets stay equal for UDP GSO). RTCP (#GstUvgRtpSink:rtcp)
+ * is then SRTCP with the same key and cipher (with hmac-sha1-32 the SRTCP
+ * tag stays 80 bits, as RFC 4568's suites have it): srtpenc's rtcp-cipher
+ * equal to its rtp-cipher and rtcp-auth hmac-sha1-80 (null with GCM). Our
+ * sender reports go out protected, and receivers' reports count only once
+ * they verify. So there is no srtcp-cipher or srtcp-auth property.
  *
  * With #GstUvgRtpSink:zrtp set, the element agrees the SRTP keys itself,
  * by ZRTP (RFC 6189) with a uvgrtpsrc (or any ZRTP endpoint) at the
@@ -550,9 +554,11 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * NTP time, so that receivers can line up several streams; packet and
    * octet counts; our CNAME) to #GstUvgRtpSink:rtcp-port, and read
    * receivers' reports (loss, jitter, round-trip time: in
-   * #GstUvgRtpSink:stats and a "uvgrtp-rtcp" element message each). Not
-   * yet with SRTP or ZRTP (SRTCP is to come): then off. Read when the
-   * element starts.
+   * #GstUvgRtpSink:stats and a "uvgrtp-rtcp" element message each). With
+   * #GstUvgRtpSink:srtp-key or #GstUvgRtpSink:zrtp, RTCP is SRTCP (RFC 3711)
+   * both ways, keyed as the media (with ZRTP, each side's key of the
+   * agreement, RFC 6189 4.5.3; no reports go out before it is confirmed).
+   * Read when the element starts.
    */
   g_object_class_install_property (gobject_class, PROP_RTCP,
       g_param_spec_boolean ("rtcp", "RTCP",
@@ -635,7 +641,10 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * fell behind its pacing rate);
    * RTCP (#GstUvgRtpSink:rtcp): rtcp-sent (our sender reports),
    * rtcp-received, rtcp-bad (compound packets that failed RFC 3550's
-   * checks), rr-received (report blocks about this stream);
+   * checks, or SRTCP's), rr-received (report blocks about this stream),
+   * with SRTP srtcp-auth-failures, srtcp-replays and srtcp-errors (SRTCP
+   * that did not verify, came again, or was refused otherwise; each also
+   * in rtcp-bad);
    * all #guint64; from the latest of those blocks: rr-ssrc (guint, who
    * sent it), fraction-lost (guint, 1/256), packets-lost (gint,
    * cumulative), jitter (guint, timestamp units), round-trip-time (gint64,
@@ -900,6 +909,9 @@ build_stats (GstUvgRtpSink * self)
       "rtcp-sent", G_TYPE_UINT64, st.rtcp_sent,
       "rtcp-received", G_TYPE_UINT64, st.rtcp_in,
       "rtcp-bad", G_TYPE_UINT64, st.rtcp_bad,
+      "srtcp-auth-failures", G_TYPE_UINT64, st.srtcp.auth_fail,
+      "srtcp-replays", G_TYPE_UINT64, st.srtcp.replay,
+      "srtcp-errors", G_TYPE_UINT64, st.srtcp.other,
       "rr-received", G_TYPE_UINT64, st.rr_blocks,
       "rr-ssrc", G_TYPE_UINT, (guint) st.rr_ssrc,
       "fraction-lost", G_TYPE_UINT, (guint) st.rr.fraction,
@@ -1154,6 +1166,23 @@ zrtp_key_sync (void *user, urtp_srtp_t * ctx)
 #endif
 }
 
+/* SRTCP with ZRTP's keys (RTCP thread): our reports with our key once the
+ * receiver confirmed it, as the media; its reports with its key. */
+static bool
+zrtp_rtcp_key_sync (void *user, urtp_srtp_t * ctx, urtp_srtp_dir_t dir,
+    uint32_t ssrc)
+{
+#ifdef URTP_HAVE_ZRTP_EP
+  GstUvgRtpSink *self = user;
+
+  return urtp_zrtp_ep_sync_srtp_dir (gst_uvgrtp_zrtp_ctl_endpoint
+      (self->zrtp_ctl), ctx, &self->zrtp_rtcp_serial[dir], dir,
+      dir == URTP_SRTP_OUTBOUND, ssrc, 0);
+#else
+  return false;
+#endif
+}
+
 /* What was sent before the keys never reached the receiver: its decoder
  * needs a key frame to start from. */
 static void
@@ -1305,6 +1334,7 @@ open_network (GstUvgRtpSink * self, const GstUvgRtpZrtpSettings * zs)
 #ifdef URTP_HAVE_ZRTP_EP
     self->zrtp_serial =
         urtp_zrtp_ep_serial (gst_uvgrtp_zrtp_ctl_endpoint (ctl)) - 1;
+    self->zrtp_rtcp_serial[0] = self->zrtp_rtcp_serial[1] = self->zrtp_serial;
 #endif
   }
   g_free (host);
@@ -1398,7 +1428,7 @@ rtcp_rr (void *user)
 /* RTCP next to the RTP socket, on the stream's RTCP thread. Without it the
  * element still sends: a warning names the property to change. */
 static void
-start_rtcp (GstUvgRtpSink * self, urtp_sendstream_t * stream, gboolean secure)
+start_rtcp (GstUvgRtpSink * self, urtp_sendstream_t * stream)
 {
   urtp_rtcpio_config_t rc;
   gchar *bind;
@@ -1406,10 +1436,8 @@ start_rtcp (GstUvgRtpSink * self, urtp_sendstream_t * stream, gboolean secure)
 
   self->rtcp_on = FALSE;
   GST_OBJECT_LOCK (self);
-  if (!self->rtcp || secure) {
+  if (!self->rtcp) {
     GST_OBJECT_UNLOCK (self);
-    if (secure)
-      GST_INFO_OBJECT (self, "no RTCP with SRTP yet (SRTCP is to come)");
     return;
   }
   memset (&rc, 0, sizeof rc);
@@ -1505,6 +1533,7 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   sc.srtp = srtp.key_len ? &srtp : NULL;
   if (self->zrtp_on) {
     sc.key_sync = zrtp_key_sync;
+    sc.rtcp_key_sync = zrtp_rtcp_key_sync;
     sc.keys_ready = zrtp_keys_ready;
   }
   sc.release = release_hold;
@@ -1522,7 +1551,7 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   if (r < 0)
     goto stream_failed;
   explicit_bzero (key, sizeof key);
-  start_rtcp (self, stream, sc.srtp || self->zrtp_on);
+  start_rtcp (self, stream);
 
   GST_OBJECT_LOCK (self);
   self->stream = stream;

@@ -108,6 +108,7 @@ struct _GstUvgRtpSink
   GstUvgRtpZrtpCtl *zrtp_ctl;
   gboolean zrtp_on;
   gint zrtp_serial;
+  gint zrtp_rtcp_serial[2];     /* the RTCP thread's, per urtp_srtp_dir_t */
   guint zrtp_fku_count;
 };
 

@@ -57,8 +57,13 @@
  * that are not SRTP at all are dropped and counted in #GstUvgRtpSrc:stats;
  * nothing of them reaches the output. The first packet of each SSRC is
  * taken to have roll-over counter 0, so the receiver must start before the
- * sender's sequence numbers first wrap. The element receives no RTCP, so
- * SRTCP is not used and it has no srtcp-cipher or srtcp-auth property.
+ * sender's sequence numbers first wrap. RTCP (#GstUvgRtpSrc:rtcp) is then
+ * SRTCP with the same key and cipher (with hmac-sha1-32 the SRTCP tag
+ * stays 80 bits, as RFC 4568's suites have it): srtpenc's and srtpdec's
+ * srtcp cipher equal to the SRTP one and srtcp auth hmac-sha1-80 (null
+ * with GCM). The sender's reports count only once they verify, and our
+ * receiver reports go out protected. So there is no srtcp-cipher or
+ * srtcp-auth property.
  *
  * With #GstUvgRtpSrc:zrtp set, the keys are agreed by ZRTP (RFC 6189) with
  * the sender, such as a uvgrtpsink with zrtp: ZRTP packets are told from
@@ -530,8 +535,10 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * RTCP (RFC 3550): read the sender's reports (its clock, its counts, its
    * CNAME; a BYE hands over to the next source at once) and send receiver
    * reports (loss, jitter, the round trip for the sender) on
-   * #GstUvgRtpSrc:rtcp-port. Not yet with SRTP or ZRTP (SRTCP is to
-   * come): then off. Read when the element starts.
+   * #GstUvgRtpSrc:rtcp-port. With #GstUvgRtpSrc:srtp-key or
+   * #GstUvgRtpSrc:zrtp, RTCP is SRTCP (RFC 3711) both ways, keyed as the
+   * media (with ZRTP, each side's key of the agreement, RFC 6189 4.5.3; no
+   * reports go out before it is confirmed). Read when the element starts.
    */
   g_object_class_install_property (gobject_class, PROP_RTCP,
       g_param_spec_boolean ("rtcp", "RTCP",
@@ -647,7 +654,10 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * (datagrams that arrived while paused).
    *
    * RTCP (#GstUvgRtpSrc:rtcp): rtcp-received, rtcp-bad (compound packets
-   * that failed RFC 3550's checks), rtcp-sent (our receiver reports),
+   * that failed RFC 3550's checks, or SRTCP's), srtcp-auth-failures,
+   * srtcp-replays and srtcp-errors (SRTCP that did not verify, came again,
+   * or was refused otherwise; each also in rtcp-bad), rtcp-sent (our
+   * receiver reports),
    * sr-received and bye-received (of the followed source), sender-cname
    * (gchararray, "" until known), its last sender report: sr-ntp-time
    * (guint64, NTP format), sr-rtp-time, sr-packets, sr-octets (guint),
@@ -1373,6 +1383,9 @@ build_stats (GstUvgRtpSrc * self)
   gst_structure_set (s,
       "rtcp-received", G_TYPE_UINT64, (guint64) st.rtcp,
       "rtcp-bad", G_TYPE_UINT64, (guint64) st.rtcp_bad,
+      "srtcp-auth-failures", G_TYPE_UINT64, (guint64) st.srtcp.auth_fail,
+      "srtcp-replays", G_TYPE_UINT64, (guint64) st.srtcp.replay,
+      "srtcp-errors", G_TYPE_UINT64, (guint64) st.srtcp.other,
       "rtcp-sent", G_TYPE_UINT64, (guint64) st.rtcp_sent,
       "sr-received", G_TYPE_UINT64, (guint64) st.rtcp_sr,
       "bye-received", G_TYPE_UINT64, (guint64) st.rtcp_bye,
@@ -1456,7 +1469,7 @@ mono_ns (void)
 /* RTCP's socket, next to the RTP socket (port + 1 unless set). Without it
  * the element still receives: a warning names the property to change. */
 static void
-open_rtcp (GstUvgRtpSrc * self, const gchar * address, gboolean secure)
+open_rtcp (GstUvgRtpSrc * self, const gchar * address)
 {
   urtp_rtcpio_config_t rc;
   gchar *remote;
@@ -1466,11 +1479,6 @@ open_rtcp (GstUvgRtpSrc * self, const gchar * address, gboolean secure)
   GST_OBJECT_LOCK (self);
   if (!self->rtcp) {
     GST_OBJECT_UNLOCK (self);
-    return;
-  }
-  if (secure) {
-    GST_OBJECT_UNLOCK (self);
-    GST_INFO_OBJECT (self, "no RTCP with SRTP yet (SRTCP is to come)");
     return;
   }
   memset (&rc, 0, sizeof rc);
@@ -1673,7 +1681,7 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
     g_object_notify (G_OBJECT (self), "port");
     g_object_notify (G_OBJECT (self), "uri");
   }
-  open_rtcp (self, address, have_srtp || zs.enabled);
+  open_rtcp (self, address);
   gst_uvgrtp_zrtp_settings_clear (&zs);
   g_free (address);
   g_free (iface);

@@ -34,6 +34,10 @@ struct urtp_recvstream {
   bool srtp_ready;
   int zrtp_serial;
   bool zrtp_had_keys;
+  /* SRTCP out (our reports under rtcp_ssrc), the same key's or ZRTP's
+   * local one; SRTCP in goes through srtp */
+  urtp_srtp_t srtcp_out;
+  int srtcp_serial;
 
   /* the datagram being pushed: parsed once, passed on without a copy */
   const uint8_t *cur_raw;
@@ -288,12 +292,19 @@ int urtp_recvstream_new(const urtp_recvstream_config_t *cfg, urtp_recvstream_t *
     if ((err = urtp_srtp_init(&r->srtp, cfg->srtp)) < 0)
       goto fail;
     r->srtp_ready = true;
+    urtp_srtp_config_t sc_out = *cfg->srtp;
+    sc_out.dir = URTP_SRTP_OUTBOUND;
+    sc_out.any_ssrc = false;
+    sc_out.ssrc = r->rtcp_ssrc;
+    sc_out.replay_window = 0;
+    if ((err = urtp_srtp_init(&r->srtcp_out, &sc_out)) < 0)
+      goto fail;
   }
 #endif
 #ifdef URTP_HAVE_ZRTP_EP
   /* the first sync sets the keys up if there are any already */
   if (cfg->zrtp)
-    r->zrtp_serial = urtp_zrtp_ep_serial(cfg->zrtp) - 1;
+    r->zrtp_serial = r->srtcp_serial = urtp_zrtp_ep_serial(cfg->zrtp) - 1;
 #endif
   publish(r);
   *out = r;
@@ -312,6 +323,7 @@ void urtp_recvstream_free(urtp_recvstream_t *r)
   urtp_sync_member_free(r->sync);
 #ifdef URTP_HAVE_SRTP
   urtp_srtp_destroy(&r->srtp);
+  urtp_srtp_destroy(&r->srtcp_out);
 #endif
   free(r->params);
   pthread_mutex_destroy(&r->snap_lock);
@@ -369,19 +381,11 @@ static socklen_t addr_len(const struct sockaddr_storage *a)
   return a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
 }
 
-/* ZRTP on the stream's socket. Returns whether the datagram goes on. */
-static bool zrtp_filter(urtp_recvstream_t *r, const uint8_t *pkt, size_t len,
-                        const struct sockaddr_storage *from, const struct sockaddr_storage **nokeys)
+/* Brings the SRTP context (media and SRTCP in) in line with ZRTP's keys. */
+static void zrtp_sync(urtp_recvstream_t *r)
 {
-  urtp_zrtp_ep_t *ep = r->cfg.zrtp;
-  if (len >= 1 && (pkt[0] >> 4) == 1 && urtp_zrtp_is_zrtp(pkt, len)) {
-    r->st.zrtp++;
-    if (from)
-      urtp_zrtp_ep_recv(ep, pkt, len, (const struct sockaddr *)from, addr_len(from));
-    return false;
-  }
   int serial = r->zrtp_serial;
-  r->srtp_ready = urtp_zrtp_ep_sync_srtp(ep, &r->srtp, &r->zrtp_serial, false, 0,
+  r->srtp_ready = urtp_zrtp_ep_sync_srtp(r->cfg.zrtp, &r->srtp, &r->zrtp_serial, false, 0,
                                          r->cfg.replay_window);
   if (r->srtp_ready && r->zrtp_serial != serial) {
     if (r->zrtp_had_keys) {
@@ -395,6 +399,20 @@ static bool zrtp_filter(urtp_recvstream_t *r, const uint8_t *pkt, size_t len,
     }
     r->zrtp_had_keys = true;
   }
+}
+
+/* ZRTP on the stream's socket. Returns whether the datagram goes on. */
+static bool zrtp_filter(urtp_recvstream_t *r, const uint8_t *pkt, size_t len,
+                        const struct sockaddr_storage *from, const struct sockaddr_storage **nokeys)
+{
+  urtp_zrtp_ep_t *ep = r->cfg.zrtp;
+  if (len >= 1 && (pkt[0] >> 4) == 1 && urtp_zrtp_is_zrtp(pkt, len)) {
+    r->st.zrtp++;
+    if (from)
+      urtp_zrtp_ep_recv(ep, pkt, len, (const struct sockaddr *)from, addr_len(from));
+    return false;
+  }
+  zrtp_sync(r);
   if (r->srtp_ready)
     return true;
   /* this side may have restarted while the sender kept its keys */
@@ -413,13 +431,32 @@ static bool zrtp_filter(urtp_recvstream_t *r, const uint8_t *pkt, size_t len,
 
 static void rtcp_in(urtp_recvstream_t *r, uint8_t *pkt, size_t len, uint64_t now)
 {
-#ifdef URTP_HAVE_SRTP
-  if (r->srtp_ready) {
-    int n = urtp_srtp_unprotect_rtcp(&r->srtp, pkt, len);
-    if (n < 0) {
+#ifdef URTP_HAVE_ZRTP_EP
+  if (r->cfg.zrtp) {
+    zrtp_sync(r);
+    if (!r->srtp_ready) {
+      /* no keys yet: it cannot be verified (counted as bad only) */
       r->st.rtcp_bad++;
       return;
     }
+  }
+#endif
+#ifdef URTP_HAVE_SRTP
+  if (r->srtp_ready) {
+    /* counted here: a ZRTP key change replaces the context's counters */
+    int n = urtp_srtp_unprotect_rtcp(&r->srtp, pkt, len);
+    urtp_srtp_stats_t *c = &r->st.srtcp;
+    if (n < 0) {
+      if (n == -EBADMSG)
+        c->auth_fail++;
+      else if (n == -EALREADY)
+        c->replay++;
+      else
+        c->other++;
+      r->st.rtcp_bad++;
+      return;
+    }
+    c->packets++;
     len = (size_t)n;
   }
 #endif
@@ -465,12 +502,26 @@ int urtp_recvstream_push_rtcp(urtp_recvstream_t *r, uint8_t *pkt, size_t len, ui
 int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, uint8_t *buf,
                                 size_t cap)
 {
-  if (r->srtp_ready)
-    return -ENOTSUP;
+#ifdef URTP_HAVE_SRTP
+  bool secure = r->cfg.srtp || r->cfg.zrtp;
+#ifdef URTP_HAVE_ZRTP_EP
+  /* our key once the agreement is confirmed; nothing built before (a
+   * report ends the interval of the fraction lost) */
+  if (r->cfg.zrtp &&
+      !urtp_zrtp_ep_sync_srtp_dir(r->cfg.zrtp, &r->srtcp_out, &r->srtcp_serial,
+                                  URTP_SRTP_OUTBOUND, true, r->rtcp_ssrc, 0))
+    return -EAGAIN;
+#endif
+  if (secure && cap < URTP_SRTP_MAX_TRAILER)
+    return -ENOSPC;
+  size_t room = secure ? cap - URTP_SRTP_MAX_TRAILER : cap;
+#else
+  size_t room = cap;
+#endif
   urtp_rtcp_writer_t w;
   urtp_rtcp_block_t b;
   unsigned n = 0;
-  urtp_rtcp_writer_init(&w, buf, cap);
+  urtp_rtcp_writer_init(&w, buf, room);
   if (r->rx_valid) {
     urtp_rtcp_rx_block(&r->rx, &b);
     if (r->st.rtcp_sr)
@@ -483,9 +534,14 @@ int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, ui
     urtp_rtcp_write_bye(&w, &r->rtcp_ssrc, 1, NULL);
   if (w.err)
     return w.err;
+  int len = (int)w.len;
+#ifdef URTP_HAVE_SRTP
+  if (secure && (len = urtp_srtp_protect_rtcp(&r->srtcp_out, buf, w.len, cap)) < 0)
+    return -EPROTO;
+#endif
   r->st.rtcp_sent++;
   publish(r);
-  return (int)w.len;
+  return len;
 }
 
 int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, urtp_rtcpio_t *io, uint64_t now,

@@ -40,6 +40,11 @@ struct urtp_sendstream {
   urtp_sendstream_config_t cfg;   /* srtp, format and cname pointers cleared */
   char cname[URTP_RTCP_MAX_TEXT + 1];
   bool secure;                    /* SRTP, static or agreed: RTCP must be SRTCP */
+  /* SRTCP: contexts apart from the media path's (which only the streaming
+   * thread touches), ours and the receivers'; reports may be built and
+   * compounds taken on any thread, hence the lock */
+  pthread_mutex_t srtcp_lock;
+  urtp_srtp_t srtcp_out, srtcp_in;
   /* the RTCP thread (urtp_sendstream_rtcp_start) */
   struct {
     pthread_t thread;
@@ -629,10 +634,12 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
   pthread_mutex_init(&ss->ps_lock, NULL);
   pthread_mutex_init(&ss->stats_lock, NULL);
   pthread_mutex_init(&ss->pacing_lock, NULL);
+  pthread_mutex_init(&ss->srtcp_lock, NULL);
   if (urtp_pacer_init(&ss->pacer, 0, 0) < 0) {
     pthread_mutex_destroy(&ss->ps_lock);
     pthread_mutex_destroy(&ss->stats_lock);
     pthread_mutex_destroy(&ss->pacing_lock);
+    pthread_mutex_destroy(&ss->srtcp_lock);
     free(ss);
     return -ENOMEM;
   }
@@ -657,6 +664,15 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
     sc.ssrc = cfg->ssrc;
     sc.replay_window = 0;
     if ((r = urtp_srtp_init(&ss->srtp, &sc)) < 0)
+      goto fail;
+    /* SRTCP with the same master key: our reports under our SSRC, the
+     * receivers' under theirs */
+    if ((r = urtp_srtp_init(&ss->srtcp_out, &sc)) < 0)
+      goto fail;
+    sc.dir = URTP_SRTP_INBOUND;
+    sc.any_ssrc = true;
+    sc.ssrc = 0;
+    if ((r = urtp_srtp_init(&ss->srtcp_in, &sc)) < 0)
       goto fail;
   }
 #endif
@@ -687,6 +703,8 @@ void urtp_sendstream_free(urtp_sendstream_t *ss)
   }
 #ifdef URTP_HAVE_SRTP
   urtp_srtp_destroy(&ss->srtp);
+  urtp_srtp_destroy(&ss->srtcp_out);
+  urtp_srtp_destroy(&ss->srtcp_in);
 #endif
   if (ss->have_pay)
     urtp_pay_destroy(&ss->pay);
@@ -698,6 +716,7 @@ void urtp_sendstream_free(urtp_sendstream_t *ss)
   pthread_mutex_destroy(&ss->ps_lock);
   pthread_mutex_destroy(&ss->stats_lock);
   pthread_mutex_destroy(&ss->pacing_lock);
+  pthread_mutex_destroy(&ss->srtcp_lock);
   free(ss);
 }
 
@@ -1079,10 +1098,25 @@ void urtp_sendstream_set_pacing(urtp_sendstream_t *ss, uint64_t rate_bps, double
 
 /* --- RTCP ------------------------------------------------------------------ */
 
+#ifdef URTP_HAVE_SRTP
+/* The SRTCP context of dir, in line with the keys; NULL while there are
+ * none. srtcp_lock held. */
+static urtp_srtp_t *srtcp_ctx(urtp_sendstream_t *ss, urtp_srtp_dir_t dir)
+{
+  bool out = dir == URTP_SRTP_OUTBOUND;
+  urtp_srtp_t *ctx = out ? &ss->srtcp_out : &ss->srtcp_in;
+  if (ss->cfg.key_sync &&
+      (!ss->cfg.rtcp_key_sync ||
+       !ss->cfg.rtcp_key_sync(ss->cfg.user, ctx, dir, out ? ss->cfg.ssrc : 0)))
+    return NULL;
+  return ctx->session ? ctx : NULL;
+}
+#endif
+
 int urtp_sendstream_rtcp_report(urtp_sendstream_t *ss, uint64_t ntp, uint32_t rtp_ts, bool bye,
                                 uint8_t *buf, size_t cap)
 {
-  if (ss->secure)
+  if (ss->secure && ss->cfg.key_sync && !ss->cfg.rtcp_key_sync)
     return -ENOTSUP;
   urtp_rtcp_sr_t sr = { .ssrc = ss->cfg.ssrc, .ntp = ntp, .rtp_ts = rtp_ts };
   pthread_mutex_lock(&ss->stats_lock);
@@ -1104,10 +1138,21 @@ int urtp_sendstream_rtcp_report(urtp_sendstream_t *ss, uint64_t ntp, uint32_t rt
     urtp_rtcp_write_bye(&w, &ss->cfg.ssrc, 1, NULL);
   if (w.err)
     return w.err;
+  int len = (int)w.len;
+#ifdef URTP_HAVE_SRTP
+  if (ss->secure) {
+    pthread_mutex_lock(&ss->srtcp_lock);
+    urtp_srtp_t *ctx = srtcp_ctx(ss, URTP_SRTP_OUTBOUND);
+    len = ctx ? urtp_srtp_protect_rtcp(ctx, buf, w.len, cap) : -EAGAIN;
+    pthread_mutex_unlock(&ss->srtcp_lock);
+    if (len < 0)
+      return len == -ENOSPC || len == -EAGAIN ? len : -EPROTO;
+  }
+#endif
   pthread_mutex_lock(&ss->stats_lock);
   ss->st.rtcp_sent++;
   pthread_mutex_unlock(&ss->stats_lock);
-  return (int)w.len;
+  return len;
 }
 
 /* A receiver's block about us: its entry, or a new one (the entry heard
@@ -1149,8 +1194,35 @@ static void forget_receiver(urtp_sendstream_stats_t *st, uint32_t ssrc)
 
 /* The compound's blocks about this stream go into the statistics; returns
  * how many there were, or -EBADMSG. */
-static int take_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t len, uint64_t arrival_ntp)
+static int take_rtcp(urtp_sendstream_t *ss, uint8_t *buf, size_t len, uint64_t arrival_ntp)
 {
+#ifdef URTP_HAVE_SRTP
+  if (ss->secure) {
+    pthread_mutex_lock(&ss->srtcp_lock);
+    urtp_srtp_t *ctx = srtcp_ctx(ss, URTP_SRTP_INBOUND);
+    int n = ctx ? urtp_srtp_unprotect_rtcp(ctx, buf, len) : -ENOKEY;
+    pthread_mutex_unlock(&ss->srtcp_lock);
+    pthread_mutex_lock(&ss->stats_lock);
+    /* counted here rather than copied from the context, which a key
+     * change replaces */
+    urtp_srtp_stats_t *c = &ss->st.srtcp;
+    if (n >= 0)
+      c->packets++;
+    else if (n == -EBADMSG)
+      c->auth_fail++;
+    else if (n == -EALREADY)
+      c->replay++;
+    else if (n != -ENOKEY)
+      c->other++;
+    if (n < 0) {
+      ss->st.rtcp_bad++;
+      pthread_mutex_unlock(&ss->stats_lock);
+      return -EBADMSG;
+    }
+    pthread_mutex_unlock(&ss->stats_lock);
+    len = (size_t)n;
+  }
+#endif
   urtp_rtcp_info_t info;
   int r = urtp_rtcp_parse(buf, len, URTP_RTCP_REDUCED_SIZE, &info), ours = 0;
   pthread_mutex_lock(&ss->stats_lock);
@@ -1180,7 +1252,7 @@ static int take_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t len, uint
   return ours;
 }
 
-int urtp_sendstream_push_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t len,
+int urtp_sendstream_push_rtcp(urtp_sendstream_t *ss, uint8_t *buf, size_t len,
                               uint64_t arrival_ntp)
 {
   return take_rtcp(ss, buf, len, arrival_ntp) < 0 ? -EBADMSG : 0;
@@ -1195,7 +1267,7 @@ static uint64_t mono_now(void)
  * skipped. */
 static void rtcp_report_now(urtp_sendstream_t *ss, uint64_t mono, bool bye)
 {
-  uint8_t buf[512];
+  uint8_t buf[512];               /* SR, SDES of the longest CNAME, BYE, SRTCP */
   uint64_t ntp;
   uint32_t ts;
   int len = -1;

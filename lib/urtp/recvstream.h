@@ -20,6 +20,11 @@
  * rtcp_mux) yield the source's sender reports and CNAME, and its BYE hands
  * over to the next source at once; urtp_recvstream_rtcp_report() builds
  * our receiver report. When to send it (urtp_rtcp_sched) is the caller's.
+ * With SRTP, RTCP is SRTCP both ways (RFC 3711 3.4): the sender's
+ * compounds are verified with the stream's key before anything of them is
+ * read, and our reports are protected under our own SSRC with the same
+ * master key (static), or with our side's key of the ZRTP agreement
+ * (RFC 6189 4.5.3: SRTCP takes the same key and salt per direction).
  *
  * The caller owns the socket (net.h): it receives batches and passes them
  * here with the time they arrived, then pops access units. The stream
@@ -167,6 +172,10 @@ typedef struct urtp_recvstream_stats {
   uint64_t rtcp_sr;         /* sender reports of the current source */
   uint64_t rtcp_bye;        /* BYEs of the current source */
   uint64_t rtcp_sent;       /* receiver reports built */
+  /* SRTCP in: unprotection's verdicts (auth_fail, replay and other are in
+   * rtcp_bad too, as are compounds that came before ZRTP had keys); for
+   * the life of the stream, across key changes */
+  urtp_srtp_stats_t srtcp;
   /* the current source's last sender report (when rtcp_sr > 0): its NTP
    * and RTP times, its counts, and when it arrived (caller's clock) */
   uint64_t sr_ntp;
@@ -238,15 +247,17 @@ int urtp_recvstream_set_format(urtp_recvstream_t *r, urtp_codec_t codec, int pt,
                                size_t params_len);
 
 /* An RTCP compound packet for the stream, arrived at now (caller's clock);
- * with SRTP, SRTCP unprotected in place. Returns 0, or -EBADMSG (counted
- * in rtcp_bad). */
+ * with SRTP, SRTCP verified and decrypted in place (zeroed when refused,
+ * and nothing of it used). Returns 0, or -EBADMSG (counted in rtcp_bad). */
 int urtp_recvstream_push_rtcp(urtp_recvstream_t *r, uint8_t *pkt, size_t len, uint64_t now);
 
 /* Our receiver report at now into buf: an RR with a block on the current
  * source (none before there is one; LSR and DLSR from its last sender
  * report), SDES with our CNAME, and with `bye` a BYE (we leave). It ends
- * the interval of the fraction lost (A.3). Returns its length; -ENOSPC
- * when cap is too small; -ENOTSUP with SRTP (SRTCP out is not built yet).
+ * the interval of the fraction lost (A.3). With SRTP it is protected as
+ * SRTCP, and cap must hold the report plus URTP_SRTP_MAX_TRAILER. Returns
+ * its length; -ENOSPC when cap is too small; with ZRTP -EAGAIN until the
+ * agreement is SECURE (nothing built); -EPROTO if protection failed.
  * Counted in rtcp_sent. */
 int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, uint8_t *buf,
                                 size_t cap);

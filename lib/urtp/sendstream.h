@@ -35,6 +35,11 @@
  *    key_sync before each batch. Without keys a batch is held back and
  *    counted, or with allow_clear sent in clear and counted; keys_ready
  *    tells when sending with keys starts.
+ *  - RTCP with SRTP is SRTCP (RFC 3711 3.4), both ways, with the same
+ *    master key (static, or rtcp_key_sync's): our reports protected, the
+ *    receivers' (any SSRC) authenticated before they are read. The RTCP
+ *    side has SRTP contexts of its own, never the media path's, so the
+ *    streaming thread and the RTCP thread do not share one.
  *  - A send blocked on a full socket buffer ends with -EINTR once
  *    urtp_sendstream_unlock() is called (until urtp_sendstream_unlock_stop),
  *    and nothing is lost: the next flush or drain sends what was left,
@@ -99,6 +104,14 @@ typedef bool (*urtp_sendstream_key_sync_fn)(void *user, urtp_srtp_t *ctx);
 /* key_sync returned keys after a batch without: a receiver that missed
  * what went before needs a key frame. Called on the streaming thread. */
 typedef void (*urtp_sendstream_keys_ready_fn)(void *user);
+/* SRTCP with keys agreed elsewhere: brings ctx, one of the stream's two
+ * RTCP contexts, in line with the current keys, as key_sync does for the
+ * media's: dir OUTBOUND protects our reports (SSRC ssrc), INBOUND
+ * unprotects the receivers' (ssrc 0: any). Returns whether ctx holds keys.
+ * Called where reports are built and compounds taken (the RTCP thread),
+ * one context at a time. */
+typedef bool (*urtp_sendstream_rtcp_key_sync_fn)(void *user, urtp_srtp_t *ctx,
+                                                 urtp_srtp_dir_t dir, uint32_t ssrc);
 
 typedef struct urtp_sendstream_config {
   uint32_t ssrc;
@@ -113,6 +126,8 @@ typedef struct urtp_sendstream_config {
   urtp_sendstream_key_sync_fn key_sync; /* keys agreed elsewhere (not with srtp) */
   bool allow_clear;             /* key_sync: send in clear while no keys */
   urtp_sendstream_keys_ready_fn keys_ready; /* may be NULL */
+  urtp_sendstream_rtcp_key_sync_fn rtcp_key_sync; /* SRTCP with key_sync;
+                                 * NULL: no reports with key_sync (-ENOTSUP) */
   urtp_sendstream_release_fn release;       /* may be NULL */
   void *user;                   /* for the callbacks */
   int64_t fail_timeout_ns;      /* 0: 2 s */
@@ -169,6 +184,11 @@ typedef struct urtp_sendstream_stats {
   uint64_t rtcp_sent;
   uint64_t rtcp_in, rtcp_bad;
   uint64_t rr_blocks;
+  /* SRTCP: compounds that arrived, as unprotection judged them (packets
+   * verified; auth_fail, replay and other are in rtcp_bad too, as are
+   * compounds that came before there were keys); for the life of the
+   * stream, across key changes */
+  urtp_srtp_stats_t srtcp;
   /* the latest of those blocks (rr_blocks > 0): who sent it, what it says,
    * and the round-trip time it gives (ns; -1: it carried no LSR) */
   uint32_t rr_ssrc;
@@ -282,17 +302,23 @@ bool urtp_sendstream_pacing_behind(urtp_sendstream_t *ss);
  * receivers to line up several streams, one mapping for all of them), with
  * the packets and payload octets sent so far, then SDES with our CNAME,
  * and with `bye` a BYE (the stream ends); ntp 0: an empty RR instead of
- * the SR (a BYE when the caller's clock has stopped). Any thread. Returns its length;
- * -ENOSPC when cap is too small; -ENOTSUP with SRTP (SRTCP out is not
- * built yet). Counted in rtcp_sent. */
+ * the SR (a BYE when the caller's clock has stopped). With SRTP the
+ * compound is protected as SRTCP in buf, which then needs
+ * URTP_SRTP_MAX_TRAILER bytes of room after it. Any thread. Returns its
+ * length; -ENOSPC when cap is too small; with SRTP -EAGAIN while
+ * rtcp_key_sync has no keys (nothing counted), -ENOTSUP for key_sync
+ * without rtcp_key_sync, -EPROTO if protection failed. Counted in
+ * rtcp_sent. */
 int urtp_sendstream_rtcp_report(urtp_sendstream_t *ss, uint64_t ntp, uint32_t rtp_ts, bool bye,
                                 uint8_t *buf, size_t cap);
 
 /* An RTCP compound packet that arrived at arrival_ntp (the wall clock as
  * NTP time, for the round-trip time): report blocks about this stream's
- * SSRC are kept in the statistics. Any thread. Returns 0, or -EBADMSG
- * (counted in rtcp_bad). */
-int urtp_sendstream_push_rtcp(urtp_sendstream_t *ss, const uint8_t *buf, size_t len,
+ * SSRC are kept in the statistics. With SRTP it is SRTCP, verified and
+ * decrypted in place (zeroed when refused); nothing of a compound that
+ * fails is used. Any thread. Returns 0, or -EBADMSG (counted in rtcp_bad,
+ * and in srtcp when SRTCP refused it). */
+int urtp_sendstream_push_rtcp(urtp_sendstream_t *ss, uint8_t *buf, size_t len,
                               uint64_t arrival_ntp);
 
 /* RTCP on a thread of its own over io (rtcpio.h, opened by the caller

@@ -26,6 +26,8 @@
 #include "urtp/depay.h"
 #include "urtp/net.h"
 #include "urtp/params.h"
+#include "urtp/recvstream.h"
+#include "urtp/rtcpio.h"
 #include "urtp/rtp.h"
 #include "urtp/sdp.h"
 #include "urtp/sendstream.h"
@@ -494,7 +496,7 @@ static void test_rtcp(void)
   urtp_rtcp_write_sdes_cname(&w, 0xfeed, "receiver@test");
   REQUIRE(w.err == 0);
   CHECK_EQ(urtp_sendstream_push_rtcp(ss, buf, w.len, ntp + (3ull << 30)), 0);
-  static const uint8_t broken[] = { 0x80, 0xc9, 0x00, 0x07, 0, 0, 0, 1 };
+  uint8_t broken[] = { 0x80, 0xc9, 0x00, 0x07, 0, 0, 0, 1 };
   CHECK_EQ(urtp_sendstream_push_rtcp(ss, broken, sizeof broken, ntp), -EBADMSG);
   urtp_sendstream_get_stats(ss, &st);
   CHECK_EQ(st.rtcp_sent, 1);
@@ -514,18 +516,6 @@ static void test_rtcp(void)
   rx_reset();
   link_close(&l);
 
-  /* with SRTP our reports would have to be SRTCP: refused for now */
-  REQUIRE(link_open(&l, URTP_IO_GSO, 4 << 20) == 0);
-#ifdef URTP_HAVE_SRTP
-  uint8_t key[30] = { 1 };
-  urtp_srtp_config_t sc = { .profile = URTP_SRTP_AES_CM_128_HMAC_SHA1_80, .key = key,
-                            .key_len = sizeof key };
-  cfg.srtp = &sc;
-  REQUIRE(urtp_sendstream_new(&ss, &l.tx, &cfg) == 0);
-  CHECK_EQ(urtp_sendstream_rtcp_report(ss, ntp, 0, false, buf, sizeof buf), -ENOTSUP);
-  urtp_sendstream_free(ss);
-#endif
-  link_close(&l);
 }
 
 static void run_aus(urtp_io_mode_t mode, bool thread, bool aggregate)
@@ -1032,6 +1022,7 @@ static void test_srtp_cm_sha1_thread(void) { run_srtp(URTP_SRTP_AES_CM_128_HMAC_
 typedef struct keyer {
   int calls, ready_calls, keys_from; /* keys from this call on */
   urtp_srtp_config_t sc;
+  struct keyer *rtcp;                /* rtcp_key_sync's, with the same user */
 } keyer_t;
 
 static bool key_sync(void *user, urtp_srtp_t *ctx)
@@ -1110,6 +1101,14 @@ static void run_key_sync(bool allow_clear)
   rxl.n -= skip;
   check_aus(URTP_CODEC_H265, aus + 3, n - 3, &in);
   urtp_srtp_destroy(&in);
+  /* no rtcp_key_sync: no reports, and none read */
+  uint8_t rb[512] = { 0x80, 0xc9, 0x00, 0x01, 0, 0, 0, 1 };
+  CHECK_EQ(urtp_sendstream_rtcp_report(ss, 1, 0, false, rb, sizeof rb), -ENOTSUP);
+  memcpy(rb, (const uint8_t[]){ 0x80, 0xc9, 0x00, 0x01, 0, 0, 0, 1 }, 8);
+  CHECK_EQ(urtp_sendstream_push_rtcp(ss, rb, 8, 0), -EBADMSG);
+  urtp_sendstream_get_stats(ss, &st);
+  CHECK_EQ(st.rtcp_bad, 1);
+  CHECK_EQ(st.rtcp_in, 0);
   urtp_sendstream_free(ss);
   check_released_once(aus, n);
   for (size_t i = 0; i < n; i++)
@@ -1120,6 +1119,220 @@ static void run_key_sync(bool allow_clear)
 
 static void test_key_sync_holds_back(void) { run_key_sync(false); }
 static void test_key_sync_allow_clear(void) { run_key_sync(true); }
+
+/* Keys for the RTCP contexts, as ZRTP's would come: none before call
+ * keys_from, then the static key of sc for either direction. */
+static bool rtcp_key_sync(void *user, urtp_srtp_t *ctx, urtp_srtp_dir_t dir, uint32_t ssrc)
+{
+  keyer_t *k = ((keyer_t *)user)->rtcp;
+  k->calls++;
+  if (k->calls < k->keys_from || ctx->session)
+    return ctx->session != NULL;
+  urtp_srtp_config_t c = k->sc;
+  c.dir = dir;
+  c.ssrc = ssrc;
+  c.any_ssrc = ssrc == 0;
+  return urtp_srtp_init(ctx, &c) == 0;
+}
+
+/* Waits until the RTCP socket has something (or 1 s passed). */
+static void wait_readable(urtp_rtcpio_t *io)
+{
+  struct pollfd pfd = { .fd = io->sock.fd, .events = POLLIN };
+  CHECK(poll(&pfd, 1, 1000) == 1);
+}
+
+/* SRTCP between a sending stream and a receiving stream keyed alike, over
+ * real RTCP sockets: the receiver reads the sender report (count, CNAME,
+ * times), the sender the receiver report (its block, the round trip); a
+ * compound with one byte changed, a replayed one and one in clear are
+ * counted bad and nothing of them is used. With `synced` the sender's
+ * keys come through key_sync and rtcp_key_sync, as ZRTP's do: a report is
+ * refused (-EAGAIN, nothing counted) until rtcp_key_sync has keys. */
+static void run_srtcp(bool synced)
+{
+  link_t l;
+  REQUIRE(link_open(&l, URTP_IO_AUTO, 4 << 20) == 0);
+  urtp_srtp_config_t sc = { .profile = URTP_SRTP_AES_CM_128_HMAC_SHA1_80, .key = key46,
+                            .key_len = 30 };
+  keyer_t rk = { .keys_from = 2, .sc = sc };
+  keyer_t k = { .keys_from = 1, .sc = sc, .rtcp = &rk };
+  urtp_sendstream_config_t cfg = base_cfg(&h265_au);
+  cfg.cname = "sender@test";
+  if (synced) {
+    cfg.key_sync = key_sync;
+    cfg.rtcp_key_sync = rtcp_key_sync;
+    cfg.user = &k;
+  } else {
+    cfg.srtp = &sc;
+  }
+  urtp_sendstream_t *ss;
+  REQUIRE(urtp_sendstream_new(&ss, &l.tx, &cfg) == 0);
+  const uint64_t ntp = 0xe1000000ull << 32 | 0x40000000u; /* ... .25 s */
+  uint8_t sr[512], rr[512], t[512];
+  if (synced)
+    CHECK_EQ(urtp_sendstream_rtcp_report(ss, ntp, 1, false, sr, sizeof sr), -EAGAIN);
+
+  urtp_rtcpio_t rio, sio;
+  urtp_rtcpio_config_t rcr = { .bind_addr = "127.0.0.1" };
+  REQUIRE(urtp_rtcpio_open(&rio, &rcr, 0) == 0);
+  urtp_rtcpio_config_t rcs = { .bind_addr = "127.0.0.1", .remote_addr = "127.0.0.1",
+                               .remote_port = (uint16_t)urtp_sock_local_port(&rio.sock),
+                               .we_send = true };
+  REQUIRE(urtp_rtcpio_open(&sio, &rcs, 0) == 0);
+
+  au_t aus[4];
+  size_t n = gop(aus, 4, 5);
+  for (size_t i = 0; i < n; i++) {
+    CHECK(urtp_sendstream_push(ss, aus[i].hold.data, aus[i].hold.len, (uint32_t)i * 3000, -1, 0,
+                               &aus[i].hold) > 0);
+    CHECK_EQ(urtp_sendstream_flush(ss), 0);
+  }
+  CHECK_EQ(urtp_sendstream_drain(ss), 0);
+  urtp_sendstream_stats_t st;
+  urtp_sendstream_get_stats(ss, &st);
+  rx_collect(&l, st.packets, 500);
+  REQUIRE(rxl.n == st.packets);
+
+  urtp_srtp_config_t ic = sc;
+  ic.dir = URTP_SRTP_INBOUND;
+  ic.any_ssrc = true;
+  urtp_recvstream_config_t rc = { .codec = URTP_CODEC_H265, .pt = PT, .ssrc = -1,
+                                  .srtp = &ic, .rtcp_ssrc = 0xfeed, .cname = "receiver@test" };
+  urtp_recvstream_t *r;
+  REQUIRE(urtp_recvstream_new(&rc, &r) == 0);
+  const uint64_t t0 = 1000000000ull, ms = 1000000ull;
+  for (size_t i = 0; i < rxl.n; i++)
+    urtp_recvstream_push_one(r, rxl.d[i].p, rxl.d[i].len, NULL, t0);
+  urtp_recvstream_stats_t rs;
+  urtp_recvstream_stats(r, &rs);
+  CHECK_EQ(rs.srtp.packets, rxl.n);
+  REQUIRE(rs.have_source && rs.ssrc == SSRC);
+
+  /* our SR: SRTCP (header and SSRC in clear, the rest not, E flag and
+   * index, 10-byte tag) */
+  int len = urtp_sendstream_rtcp_report(ss, ntp, 123456, false, sr, sizeof sr);
+  REQUIRE(len > 0);
+  CHECK_EQ(sr[1], 200);
+  CHECK_EQ((uint32_t)sr[4] << 24 | (uint32_t)sr[5] << 16 | sr[6] << 8 | sr[7], SSRC);
+  CHECK_EQ((len - 14) % 4, 0);
+  CHECK(sr[len - 14] & 0x80);
+  static const uint8_t ntp_be[8] = { 0xe1, 0, 0, 0, 0x40, 0, 0, 0 };
+  CHECK(memcmp(sr + 8, ntp_be, 8) != 0);
+  CHECK(memmem(sr, (size_t)len, "sender@test", 11) == NULL);
+  CHECK_EQ(urtp_rtcpio_send(&sio, sr, (size_t)len, 0), len);
+  wait_readable(&rio);
+  CHECK_EQ(urtp_recvstream_rtcp_service(r, &rio, t0 + 10 * ms, 0), 1);
+  urtp_recvstream_stats(r, &rs);
+  CHECK_EQ(rs.rtcp, 1);
+  CHECK_EQ(rs.rtcp_bad, 0);
+  CHECK_EQ(rs.rtcp_sr, 1);
+  CHECK(rs.sr_ntp == ntp);
+  CHECK_EQ(rs.sr_rtp_ts, 123456);
+  CHECK_EQ(rs.sr_packets, st.packets);
+  CHECK_EQ(strcmp(rs.cname, "sender@test"), 0);
+  CHECK_EQ(rs.srtcp.packets, 1);
+
+  /* the next SR with one byte changed, and the first one again: refused,
+   * nothing of them used; the next SR itself still passes */
+  int len2 = urtp_sendstream_rtcp_report(ss, ntp + (1ull << 32), 999, false, t, sizeof t);
+  REQUIRE(len2 == len);
+  uint8_t sr2[512];
+  memcpy(sr2, t, (size_t)len2);
+  t[20] ^= 0x01;
+  CHECK_EQ(urtp_rtcpio_send(&sio, t, (size_t)len, 0), len);
+  wait_readable(&rio);
+  CHECK_EQ(urtp_recvstream_rtcp_service(r, &rio, t0 + 20 * ms, 0), 0);
+  CHECK_EQ(urtp_rtcpio_send(&sio, sr, (size_t)len, 0), len);
+  wait_readable(&rio);
+  CHECK_EQ(urtp_recvstream_rtcp_service(r, &rio, t0 + 30 * ms, 0), 0);
+  urtp_recvstream_stats(r, &rs);
+  CHECK_EQ(rs.rtcp, 1);
+  CHECK_EQ(rs.rtcp_bad, 2);
+  CHECK_EQ(rs.srtcp.auth_fail, 1);
+  CHECK_EQ(rs.srtcp.replay, 1);
+  CHECK_EQ(rs.rtcp_sr, 1);
+  CHECK(rs.sr_ntp == ntp);
+  CHECK(rs.sr_arrival == t0 + 10 * ms);
+  CHECK_EQ(urtp_rtcpio_send(&sio, sr2, (size_t)len, 0), len);
+  wait_readable(&rio);
+  CHECK_EQ(urtp_recvstream_rtcp_service(r, &rio, t0 + 40 * ms, 0), 1);
+  urtp_recvstream_stats(r, &rs);
+  CHECK_EQ(rs.rtcp, 2);
+  CHECK_EQ(rs.rtcp_sr, 2);
+  CHECK(rs.sr_ntp == ntp + (1ull << 32));
+  CHECK_EQ(rs.sr_rtp_ts, 999);
+  CHECK_EQ(rs.srtcp.packets, 2);
+
+  /* the receiver's report, 250 ms after the last SR arrived, back to
+   * where it came from: SRTCP under the receiver's own SSRC */
+  int rl = urtp_recvstream_rtcp_report(r, t0 + 290 * ms, false, rr, sizeof rr);
+  REQUIRE(rl > 0);
+  CHECK_EQ(rr[1], 201);
+  CHECK_EQ((uint32_t)rr[4] << 24 | (uint32_t)rr[5] << 16 | rr[6] << 8 | rr[7], 0xfeed);
+  CHECK(rr[rl - 14] & 0x80);
+  CHECK(memmem(rr, (size_t)rl, "receiver@test", 13) == NULL);
+  CHECK_EQ(urtp_rtcpio_send(&rio, rr, (size_t)rl, 0), rl);
+  REQUIRE(urtp_rtcpio_recv(&sio, 1000) == 1);
+  /* arriving 0.3 s after our last SR: a 50 ms round trip */
+  uint64_t arrival = ntp + (1ull << 32) + (3ull << 32) / 10;
+  memcpy(t, sio.rx.dgrams[0].data, (size_t)rl);
+  CHECK_EQ(urtp_sendstream_push_rtcp(ss, sio.rx.dgrams[0].data, sio.rx.dgrams[0].len, arrival), 0);
+  urtp_sendstream_get_stats(ss, &st);
+  CHECK_EQ(st.rtcp_in, 1);
+  CHECK_EQ(st.rtcp_bad, 0);
+  CHECK_EQ(st.rr_blocks, 1);
+  CHECK_EQ(st.rr_ssrc, 0xfeed);
+  CHECK_EQ(st.rr.lost, 0);
+  CHECK_EQ(st.rr.ext_max_seq, SEQ0 + st.packets - 1);
+  CHECK(st.rtt_ns >= 50000000 - 100000 && st.rtt_ns <= 50000000 + 100000);
+  CHECK_EQ(st.srtcp.packets, 1);
+
+  /* the next report with a byte changed, the first again (a replay), one
+   * in clear; then the next one itself */
+  uint8_t rr2[512];
+  int rl2 = urtp_recvstream_rtcp_report(r, t0 + 390 * ms, false, rr2, sizeof rr2);
+  REQUIRE(rl2 == rl);
+  memcpy(rr, rr2, (size_t)rl);
+  rr[12] ^= 0x80;
+  CHECK_EQ(urtp_sendstream_push_rtcp(ss, rr, (size_t)rl, arrival), -EBADMSG);
+  CHECK_EQ(urtp_sendstream_push_rtcp(ss, t, (size_t)rl, arrival), -EBADMSG);
+  urtp_sendstream_get_stats(ss, &st);
+  CHECK_EQ(st.srtcp.auth_fail, 1);
+  CHECK_EQ(st.srtcp.replay, 1);
+  urtp_rtcp_block_t b = { .ssrc = SSRC, .lost = 77 };
+  urtp_rtcp_writer_t w;
+  urtp_rtcp_writer_init(&w, t, sizeof t);
+  urtp_rtcp_write_rr(&w, 0xfeed, &b, 1);
+  urtp_rtcp_write_sdes_cname(&w, 0xfeed, "receiver@test");
+  REQUIRE(w.err == 0);
+  CHECK_EQ(urtp_sendstream_push_rtcp(ss, t, w.len, arrival), -EBADMSG);
+  urtp_sendstream_get_stats(ss, &st);
+  CHECK_EQ(st.rtcp_in, 1);
+  CHECK_EQ(st.rtcp_bad, 3);
+  /* the clear one is read as SRTCP: refused as one of the three */
+  CHECK_EQ(st.srtcp.auth_fail + st.srtcp.replay + st.srtcp.other, 3);
+  CHECK_EQ(st.rr_blocks, 1);
+  CHECK_EQ(st.rr.lost, 0);
+  CHECK_EQ(urtp_sendstream_push_rtcp(ss, rr2, (size_t)rl, arrival), 0);
+  urtp_sendstream_get_stats(ss, &st);
+  CHECK_EQ(st.rtcp_in, 2);
+  CHECK_EQ(st.rr_blocks, 2);
+  CHECK_EQ(st.srtcp.packets, 2);
+  CHECK_EQ(st.rtcp_sent, 2);
+
+  urtp_recvstream_free(r);
+  urtp_rtcpio_close(&rio);
+  urtp_rtcpio_close(&sio);
+  urtp_sendstream_free(ss);
+  for (size_t i = 0; i < n; i++)
+    au_free(&aus[i]);
+  rx_reset();
+  link_close(&l);
+}
+
+static void test_srtcp_static(void) { run_srtcp(false); }
+static void test_srtcp_synced(void) { run_srtcp(true); }
 #endif
 
 /* ---- configuration errors and the SDP ---------------------------------------- */
@@ -1484,6 +1697,8 @@ int main(void)
   TAP_RUN(test_srtp_cm_sha1_thread);
   TAP_RUN(test_key_sync_holds_back);
   TAP_RUN(test_key_sync_allow_clear);
+  TAP_RUN(test_srtcp_static);
+  TAP_RUN(test_srtcp_synced);
 #endif
   TAP_RUN(test_config_errors);
   TAP_RUN(test_stats_from_another_thread);
