@@ -272,6 +272,7 @@ GST_START_TEST (test_to_rtprecv)
   rst = stats_of (recv, "recv");
   GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
   GST_INFO ("rtprecv: %" GST_PTR_FORMAT, rst);
+  GST_INFO ("%d frames decoded", g_atomic_int_get (&decoded));
 
   /* the video went through rtprecv's jitter buffer and decodes */
   fail_unless (g_atomic_int_get (&decoded) >= 30, "%d frames decoded",
@@ -342,6 +343,7 @@ GST_START_TEST (test_from_rtpsend)
   sst = stats_of (send, "rsend");
   GST_INFO ("src: %" GST_PTR_FORMAT, rs);
   GST_INFO ("rtpsend: %" GST_PTR_FORMAT, sst);
+  GST_INFO ("%d frames decoded", g_atomic_int_get (&decoded));
 
   fail_unless (g_atomic_int_get (&decoded) >= 30, "%d frames decoded",
       g_atomic_int_get (&decoded));
