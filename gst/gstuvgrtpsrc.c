@@ -668,9 +668,11 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * message "uvgrtp-rtcp" with type "sr", ssrc, cname, ntp-time, rtp-time,
    * packets and octets. Lip sync (#GstUvgRtpSrc:lip-sync): synced
    * (gboolean: a sender report and the CNAME are in), sync-offset (gint64,
-   * ns: how much later than the sender's wall clock buffers are presented
-   * before the delay, on the pipeline clock), sync-delay (gint64, ns: added
-   * to be in step with the sender's other streams).
+   * ns: presentation time on the pipeline clock minus the sender's NTP
+   * time of the same moment, before the delay; the two clocks have
+   * different origins, so only its differences between streams mean
+   * something), sync-delay (gint64, ns: added to be in step with the
+   * sender's other streams).
    *
    * Sources: ssrc (guint, the source followed), have-source (gboolean),
    * source-changes (another SSRC took over), source-restarts (the source
