@@ -23,6 +23,8 @@
 
 #include <gst/check/gstcheck.h>
 
+#include "rtcputil.h"
+
 #include "relay.h"
 
 #define MIN_INTERVAL "300000000"        /* ns between reports */
@@ -37,29 +39,6 @@ static const gchar *const VIDEO =
 static const gchar *const AUDIO =
     "audiotestsrc is-live=true wave=white-noise ! audio/x-raw,rate=48000,"
     "channels=1 ! opusenc frame-size=20";
-
-/* A base port P with P .. P+7 free for UDP on 127.0.0.1. */
-static gint
-free_ports (void)
-{
-  for (gint attempt = 0; attempt < 50; attempt++) {
-    gint base = 20000 + g_random_int_range (0, 10000) * 4, ok = 1;
-    for (gint k = 0; k < 8 && ok; k++) {
-      struct sockaddr_in a = { .sin_family = AF_INET,
-        .sin_port = htons ((guint16) (base + k)),
-        .sin_addr.s_addr = htonl (INADDR_LOOPBACK)
-      };
-      int fd = socket (AF_INET, SOCK_DGRAM, 0);
-      ok = fd >= 0 && bind (fd, (struct sockaddr *) &a, sizeof a) == 0;
-      if (fd >= 0)
-        close (fd);
-    }
-    if (ok)
-      return base;
-  }
-  fail ("no free ports");
-  return 0;
-}
 
 static GstElement *
 launch (gchar * desc)
@@ -288,7 +267,7 @@ typedef enum
 static gint64
 measure (Setup setup, gboolean lip_sync, gint64 * audio_delay)
 {
-  gint p = free_ports ();
+  gint p = free_ports (8);
   relay_t relay;
   relay_config_t rc = {.to_port = (guint16) p,.delay_ms = DELAY_MS };
   Stream v, a;

@@ -15,50 +15,9 @@
 
 #include <gst/check/gstcheck.h>
 
+#include "rtcputil.h"
+
 #define MIN_INTERVAL "300000000" /* ns: reports every few hundred ms */
-
-/* A base port P with P .. P+5 free for UDP on 127.0.0.1. */
-static gint
-free_ports (void)
-{
-  for (gint attempt = 0; attempt < 50; attempt++) {
-    gint base = 20000 + g_random_int_range (0, 20000) * 2, ok = 1;
-    for (gint k = 0; k < 6 && ok; k++) {
-      struct sockaddr_in a = { .sin_family = AF_INET,
-        .sin_port = htons ((guint16) (base + k)),
-        .sin_addr.s_addr = htonl (INADDR_LOOPBACK)
-      };
-      int fd = socket (AF_INET, SOCK_DGRAM, 0);
-      ok = fd >= 0 && bind (fd, (struct sockaddr *) &a, sizeof a) == 0;
-      if (fd >= 0)
-        close (fd);
-    }
-    if (ok)
-      return base;
-  }
-  fail ("no free ports");
-  return 0;
-}
-
-static GstElement *launchf (const gchar * fmt, ...) G_GNUC_PRINTF (1, 2);
-
-static GstElement *
-launchf (const gchar * fmt, ...)
-{
-  GError *err = NULL;
-  GstElement *p;
-  gchar *desc;
-  va_list ap;
-
-  va_start (ap, fmt);
-  desc = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  p = gst_parse_launch (desc, &err);
-  fail_unless (p != NULL && err == NULL, "%s: %s", desc, err ? err->message :
-      "");
-  g_free (desc);
-  return p;
-}
 
 /* Runs the pipelines for `ms`, collecting "uvgrtp-rtcp" messages of each
  * type; fails on an error message. */
@@ -134,7 +93,7 @@ static const gchar *const H264 =
  * replies to where the sender's reports come from (nothing configured). */
 GST_START_TEST (test_ours)
 {
-  gint p = free_ports ();
+  gint p = free_ports (6);
   guint srs, rrs;
   GstElement *send = launchf ("%s ! uvgrtpsink name=sink host=127.0.0.1 "
       "port=%d cname=alice@test rtcp-min-interval=" MIN_INTERVAL, H264, p);
@@ -248,7 +207,7 @@ set_rtpbin_interval (GstElement * pipeline)
  * CNAME, our sink has rtpbin's receiver reports with a round trip. */
 GST_START_TEST (test_to_rtpbin)
 {
-  gint p = free_ports ();
+  gint p = free_ports (6);
   guint srs, rrs, ssrc = 0x1234abcd;
   GstElement *send = launchf ("%s ! uvgrtpsink name=sink host=127.0.0.1 "
       "port=%d rtcp-bind-port=%d ssrc=%u cname=alice@test "
@@ -307,7 +266,7 @@ GST_END_TEST;
  * has our receiver reports. */
 GST_START_TEST (test_from_rtpbin)
 {
-  gint p = free_ports ();
+  gint p = free_ports (6);
   guint srs, rrs, ours = 0, theirs = 0;
   GstElement *send = launchf ("rtpbin name=rb %s ! rtph264pay pt=96 "
       "config-interval=-1 ! rb.send_rtp_sink_0 "

@@ -25,55 +25,14 @@
 
 #include <gst/check/gstcheck.h>
 
+#include "rtcputil.h"
+
 #ifndef RTP_RS_PLUGIN
 #define RTP_RS_PLUGIN "build/deps/gst-plugin-rtp/libgstrsrtp.so"
 #endif
 
 #define OUR_INTERVAL "300000000"        /* ns, uvgrtpsink / uvgrtpsrc */
 #define THEIR_INTERVAL "300"    /* ms, rtpsend's min-rtcp-interval */
-
-/* A base port P with P .. P+5 free for UDP on 127.0.0.1. */
-static gint
-free_ports (void)
-{
-  for (gint attempt = 0; attempt < 50; attempt++) {
-    gint base = 20000 + g_random_int_range (0, 20000) * 2, ok = 1;
-    for (gint k = 0; k < 6 && ok; k++) {
-      struct sockaddr_in a = { .sin_family = AF_INET,
-        .sin_port = htons ((guint16) (base + k)),
-        .sin_addr.s_addr = htonl (INADDR_LOOPBACK)
-      };
-      int fd = socket (AF_INET, SOCK_DGRAM, 0);
-      ok = fd >= 0 && bind (fd, (struct sockaddr *) &a, sizeof a) == 0;
-      if (fd >= 0)
-        close (fd);
-    }
-    if (ok)
-      return base;
-  }
-  fail ("no free ports");
-  return 0;
-}
-
-static GstElement *launchf (const gchar * fmt, ...) G_GNUC_PRINTF (1, 2);
-
-static GstElement *
-launchf (const gchar * fmt, ...)
-{
-  GError *err = NULL;
-  GstElement *p;
-  gchar *desc;
-  va_list ap;
-
-  va_start (ap, fmt);
-  desc = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  p = gst_parse_launch (desc, &err);
-  fail_unless (p != NULL && err == NULL, "%s: %s", desc, err ? err->message :
-      "");
-  g_free (desc);
-  return p;
-}
 
 /* Plays both pipelines for `ms` (b starts after a), failing on an error
  * message; counts our elements' "uvgrtp-rtcp" messages by type. */
@@ -240,7 +199,7 @@ count_frame (GstPad * pad, GstPadProbeInfo * info, gpointer unused)
  * holds our sender report; our sink holds its receiver report. */
 GST_START_TEST (test_to_rtprecv)
 {
-  gint p = free_ports ();
+  gint p = free_ports (6);
   guint srs, rrs, ssrc = 0x2468ace1;
   GstElement *send = launchf ("%s ! uvgrtpsink name=sink host=127.0.0.1 "
       "port=%d rtcp-bind-port=%d ssrc=%u cname=alice@test "
@@ -312,7 +271,7 @@ GST_END_TEST;
  * rtpsend has our report block. */
 GST_START_TEST (test_from_rtpsend)
 {
-  gint p = free_ports ();
+  gint p = free_ports (6);
   guint srs, rrs, our_ssrc = 0, their_ssrc = 0;
   GstElement *send = launchf ("rtpsend name=rsend rtp-id=rs-to-uvg "
       "min-rtcp-interval=" THEIR_INTERVAL " rtprecv name=rrecv rtp-id=rs-to-uvg "

@@ -22,6 +22,8 @@
 
 #include <gst/check/gstcheck.h>
 
+#include "rtcputil.h"
+
 #define MIN_INTERVAL "300000000"        /* ns: reports every few hundred ms */
 /* AES-128-ICM key and salt, HMAC-SHA1-80: srtpenc's defaults */
 #define KEY "4142434445464748494a4b4c4d4e4f505152535455565758595a31323334"
@@ -30,49 +32,6 @@ static const gchar *const H264 =
     "videotestsrc is-live=true pattern=ball ! video/x-raw,width=320,height=240,"
     "framerate=30/1 ! x264enc tune=zerolatency speed-preset=ultrafast "
     "key-int-max=30 ! video/x-h264,stream-format=byte-stream,alignment=au";
-
-/* A base port P with P .. P+5 free for UDP on 127.0.0.1. */
-static gint
-free_ports (void)
-{
-  for (gint attempt = 0; attempt < 50; attempt++) {
-    gint base = 20000 + g_random_int_range (0, 20000) * 2, ok = 1;
-    for (gint k = 0; k < 6 && ok; k++) {
-      struct sockaddr_in a = {.sin_family = AF_INET,
-        .sin_port = htons ((guint16) (base + k)),
-        .sin_addr.s_addr = htonl (INADDR_LOOPBACK)
-      };
-      int fd = socket (AF_INET, SOCK_DGRAM, 0);
-      ok = fd >= 0 && bind (fd, (struct sockaddr *) &a, sizeof a) == 0;
-      if (fd >= 0)
-        close (fd);
-    }
-    if (ok)
-      return base;
-  }
-  fail ("no free ports");
-  return 0;
-}
-
-static GstElement *launchf (const gchar * fmt, ...) G_GNUC_PRINTF (1, 2);
-
-static GstElement *
-launchf (const gchar * fmt, ...)
-{
-  GError *err = NULL;
-  GstElement *p;
-  gchar *desc;
-  va_list ap;
-
-  va_start (ap, fmt);
-  desc = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  p = gst_parse_launch (desc, &err);
-  fail_unless (p != NULL && err == NULL, "%s: %s", desc, err ? err->message :
-      "");
-  g_free (desc);
-  return p;
-}
 
 static void
 play (GstElement * p)
@@ -207,7 +166,7 @@ clear_report (guint8 * buf, guint32 ssrc, guint32 about)
  * from elsewhere at each side's RTCP port, naming the real sources. */
 GST_START_TEST (test_ours)
 {
-  gint p = free_ports ();
+  gint p = free_ports (6);
   guint srs, rrs, ssrc = 0x1234abcd, src_ssrc = 0;
   GstElement *send = launchf ("%s ! uvgrtpsink name=sink host=127.0.0.1 "
       "port=%d rtcp-bind-port=%d ssrc=%u cname=alice@test srtp-key=" KEY
@@ -384,7 +343,7 @@ set_rtpbin_interval (GstElement * pipeline)
  * through srtpdec into rtpbin, rtpbin's RTCP through srtpenc to our sink. */
 GST_START_TEST (test_to_rtpbin)
 {
-  gint p = free_ports ();
+  gint p = free_ports (6);
   guint srs, rrs, ssrc = 0x1234abcd;
   GstElement *send = launchf ("%s ! uvgrtpsink name=sink host=127.0.0.1 "
       "port=%d rtcp-bind-port=%d ssrc=%u cname=alice@test srtp-key=" KEY
@@ -440,7 +399,7 @@ GST_END_TEST;
  * (SRTCP) through srtpdec into rtpbin. */
 GST_START_TEST (test_from_rtpbin)
 {
-  gint p = free_ports ();
+  gint p = free_ports (6);
   guint srs, rrs, ours = 0, theirs = 0;
   GstElement *send = launchf ("rtpbin name=rb srtpenc name=enc key=" KEY " "
       "srtpdec name=dec "
@@ -498,7 +457,7 @@ GST_END_TEST;
  * go out under its key and are read on the other side. */
 GST_START_TEST (test_zrtp)
 {
-  gint p = free_ports ();
+  gint p = free_ports (6);
   guint srs, rrs;
   GstElement *send = launchf ("%s ! uvgrtpsink name=sink host=127.0.0.1 "
       "port=%d cname=alice@test zrtp=true rtcp-min-interval=" MIN_INTERVAL,
