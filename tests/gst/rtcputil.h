@@ -2,7 +2,8 @@
 /*
  * rtcputil.h - what the RTCP element tests (test_rtcp, test_srtcp,
  * test_rtp_rs, test_lipsync) share: a run of free loopback ports (RTP and
- * RTCP pairs for both sides) and pipelines from printf-style descriptions.
+ * RTCP pairs for both sides), pipelines from printf-style descriptions,
+ * the elements' statistics and uvgrtp-rtcp messages, and rtpbin's session.
  */
 #ifndef UVGRTP_TEST_RTCPUTIL_H
 #define UVGRTP_TEST_RTCPUTIL_H
@@ -58,6 +59,118 @@ launchf (const gchar * fmt, ...)
       "");
   g_free (desc);
   return p;
+}
+
+/* Waits `ms` (the pipelines playing; b may be NULL), collecting "uvgrtp-rtcp" messages
+ * of each type; fails on an error message. */
+static G_GNUC_UNUSED void
+collect_rtcp (GstElement * a, GstElement * b, guint ms, guint * srs,
+    guint * rrs)
+{
+  GstBus *bus[2] = { gst_element_get_bus (a), b ? gst_element_get_bus (b) :
+        NULL
+  };
+  gint64 end = g_get_monotonic_time () + (gint64) ms * 1000;
+
+  *srs = *rrs = 0;
+  while (g_get_monotonic_time () < end) {
+    for (guint i = 0; i < 2 && bus[i]; i++) {
+      GstMessage *m;
+      while ((m = gst_bus_pop (bus[i]))) {
+        const GstStructure *s = gst_message_get_structure (m);
+        if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR) {
+          GError *e;
+          gst_message_parse_error (m, &e, NULL);
+          fail ("error from %s: %s", GST_OBJECT_NAME (GST_MESSAGE_SRC (m)),
+              e->message);
+        }
+        if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ELEMENT && s
+            && gst_structure_has_name (s, "uvgrtp-rtcp")) {
+          const gchar *t = gst_structure_get_string (s, "type");
+          if (g_strcmp0 (t, "sr") == 0)
+            (*srs)++;
+          else if (g_strcmp0 (t, "rr") == 0)
+            (*rrs)++;
+        }
+        gst_message_unref (m);
+      }
+    }
+    g_usleep (20000);
+  }
+  for (guint i = 0; i < 2; i++)
+    if (bus[i])
+      gst_object_unref (bus[i]);
+}
+
+static G_GNUC_UNUSED GstStructure *
+stats_of (GstElement * pipeline, const gchar * name)
+{
+  GstElement *e = gst_bin_get_by_name (GST_BIN (pipeline), name);
+  GstStructure *st = NULL;
+
+  fail_unless (e != NULL);
+  g_object_get (e, "stats", &st, NULL);
+  gst_object_unref (e);
+  fail_unless (st != NULL);
+  return st;
+}
+
+static G_GNUC_UNUSED guint64
+u64 (const GstStructure * s, const gchar * f)
+{
+  guint64 v = 0;
+  fail_unless (gst_structure_get_uint64 (s, f, &v), "no %s", f);
+  return v;
+}
+
+/* The rtpbin session's source with this SSRC, or NULL. */
+static G_GNUC_UNUSED GObject *
+rtpbin_source (GstElement * pipeline, guint ssrc, gboolean * found_other,
+    guint * other_ssrc)
+{
+  GstElement *rb = gst_bin_get_by_name (GST_BIN (pipeline), "rb");
+  GObject *session = NULL, *ret = NULL;
+  GValueArray *arr = NULL;
+
+  fail_unless (rb != NULL);
+  g_signal_emit_by_name (rb, "get-internal-session", 0, &session);
+  fail_unless (session != NULL);
+  /* rtpsession's "sources" is a GValueArray, deprecated in GLib */
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS;
+  g_object_get (session, "sources", &arr, NULL);
+  for (guint i = 0; arr && i < arr->n_values; i++) {
+    GObject *src = g_value_get_object (g_value_array_get_nth (arr, i));
+    guint s;
+    gboolean internal;
+    g_object_get (src, "ssrc", &s, "is-validated", &internal, NULL);
+    if (s == ssrc)
+      ret = g_object_ref (src);
+    else if (found_other) {
+      *found_other = TRUE;
+      *other_ssrc = s;
+    }
+  }
+  if (arr)
+    g_value_array_free (arr);
+  G_GNUC_END_IGNORE_DEPRECATIONS;
+  g_object_unref (session);
+  gst_object_unref (rb);
+  return ret;
+}
+
+static G_GNUC_UNUSED void
+set_rtpbin_interval (GstElement * pipeline)
+{
+  GstElement *rb = gst_bin_get_by_name (GST_BIN (pipeline), "rb");
+  GObject *session = NULL;
+
+  g_signal_emit_by_name (rb, "get-internal-session", 0, &session);
+  if (session) {
+    g_object_set (session, "rtcp-min-interval", (guint64) 300 * GST_MSECOND,
+        NULL);
+    g_object_unref (session);
+  }
+  gst_object_unref (rb);
 }
 
 #endif

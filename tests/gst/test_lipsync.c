@@ -231,18 +231,6 @@ run (GstElement * send, GstElement * recv)
     gst_element_set_state (p[i], GST_STATE_NULL);
 }
 
-static GstStructure *
-stats_of (GstElement * pipeline, const gchar * name)
-{
-  GstElement *e = gst_bin_get_by_name (GST_BIN (pipeline), name);
-  GstStructure *st = NULL;
-
-  fail_unless (e != NULL);
-  g_object_get (e, "stats", &st, NULL);
-  gst_object_unref (e);
-  return st;
-}
-
 static gint64
 i64 (const GstStructure * s, const gchar * f)
 {

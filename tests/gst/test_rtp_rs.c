@@ -85,28 +85,6 @@ stop (GstElement * a, GstElement * b)
   gst_object_unref (b);
 }
 
-static GstStructure *
-stats_of (GstElement * pipeline, const gchar * name)
-{
-  GstElement *e = gst_bin_get_by_name (GST_BIN (pipeline), name);
-  GstStructure *st = NULL;
-
-  fail_unless (e != NULL, "no element %s", name);
-  g_object_get (e, "stats", &st, NULL);
-  gst_object_unref (e);
-  fail_unless (st != NULL, "%s has no stats", name);
-  return st;
-}
-
-static guint64
-u64 (const GstStructure * s, const gchar * f)
-{
-  guint64 v = 0;
-  fail_unless (gst_structure_get_uint64 (s, f, &v), "no %s in %s", f,
-      gst_structure_to_string (s));
-  return v;
-}
-
 /* The statistics of SSRC `ssrc` in session 0 of a rtpsend / rtprecv stats
  * structure (owned by `stats`), or NULL. */
 static const GstStructure *

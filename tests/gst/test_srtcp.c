@@ -40,64 +40,6 @@ play (GstElement * p)
       GST_STATE_CHANGE_FAILURE);
 }
 
-/* Runs for `ms` (the pipelines playing), collecting "uvgrtp-rtcp" messages
- * of each type; fails on an error message. */
-static void
-run_for (GstElement * a, GstElement * b, guint ms, guint * srs, guint * rrs)
-{
-  GstBus *bus[2] = { gst_element_get_bus (a), gst_element_get_bus (b) };
-  gint64 end = g_get_monotonic_time () + (gint64) ms * 1000;
-
-  *srs = *rrs = 0;
-  while (g_get_monotonic_time () < end) {
-    for (guint i = 0; i < 2; i++) {
-      GstMessage *m;
-      while ((m = gst_bus_pop (bus[i]))) {
-        const GstStructure *s = gst_message_get_structure (m);
-        if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR) {
-          GError *e;
-          gst_message_parse_error (m, &e, NULL);
-          fail ("error from %s: %s", GST_OBJECT_NAME (GST_MESSAGE_SRC (m)),
-              e->message);
-        }
-        if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ELEMENT && s
-            && gst_structure_has_name (s, "uvgrtp-rtcp")) {
-          const gchar *t = gst_structure_get_string (s, "type");
-          if (g_strcmp0 (t, "sr") == 0)
-            (*srs)++;
-          else if (g_strcmp0 (t, "rr") == 0)
-            (*rrs)++;
-        }
-        gst_message_unref (m);
-      }
-    }
-    g_usleep (20000);
-  }
-  for (guint i = 0; i < 2; i++)
-    gst_object_unref (bus[i]);
-}
-
-static GstStructure *
-stats_of (GstElement * pipeline, const gchar * name)
-{
-  GstElement *e = gst_bin_get_by_name (GST_BIN (pipeline), name);
-  GstStructure *st = NULL;
-
-  fail_unless (e != NULL);
-  g_object_get (e, "stats", &st, NULL);
-  gst_object_unref (e);
-  fail_unless (st != NULL);
-  return st;
-}
-
-static guint64
-u64 (const GstStructure * s, const gchar * f)
-{
-  guint64 v = 0;
-  fail_unless (gst_structure_get_uint64 (s, f, &v), "no %s", f);
-  return v;
-}
-
 static void
 stop (GstElement * p)
 {
@@ -183,7 +125,7 @@ GST_START_TEST (test_ours)
 
   play (recv);
   play (send);
-  run_for (recv, send, 2500, &srs, &rrs);
+  collect_rtcp (recv, send, 2500, &srs, &rrs);
   ss = stats_of (send, "sink");
   rs = stats_of (recv, "src");
   GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
@@ -221,7 +163,7 @@ GST_START_TEST (test_ours)
   send_to (p + 1, fake, n);
   n = clear_report (fake, 0xbad, ssrc);
   send_to (p + 3, fake, n);
-  run_for (recv, send, 300, &srs, &rrs);
+  collect_rtcp (recv, send, 300, &srs, &rrs);
   ss = stats_of (send, "sink");
   rs = stats_of (recv, "src");
   GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
@@ -285,55 +227,6 @@ connect_request_key (GstElement * pipeline)
   gst_object_unref (dec);
 }
 
-/* The rtpbin session's source with this SSRC, or NULL; found_other: there
- * is another one (its SSRC in other_ssrc). */
-static GObject *
-rtpbin_source (GstElement * pipeline, guint ssrc, gboolean * found_other,
-    guint * other_ssrc)
-{
-  GstElement *rb = gst_bin_get_by_name (GST_BIN (pipeline), "rb");
-  GObject *session = NULL, *ret = NULL;
-  GValueArray *arr = NULL;
-
-  fail_unless (rb != NULL);
-  g_signal_emit_by_name (rb, "get-internal-session", 0, &session);
-  fail_unless (session != NULL);
-  G_GNUC_BEGIN_IGNORE_DEPRECATIONS;
-  g_object_get (session, "sources", &arr, NULL);
-  for (guint i = 0; arr && i < arr->n_values; i++) {
-    GObject *src = g_value_get_object (g_value_array_get_nth (arr, i));
-    guint s;
-    g_object_get (src, "ssrc", &s, NULL);
-    if (s == ssrc)
-      ret = g_object_ref (src);
-    else if (found_other) {
-      *found_other = TRUE;
-      *other_ssrc = s;
-    }
-  }
-  if (arr)
-    g_value_array_free (arr);
-  G_GNUC_END_IGNORE_DEPRECATIONS;
-  g_object_unref (session);
-  gst_object_unref (rb);
-  return ret;
-}
-
-static void
-set_rtpbin_interval (GstElement * pipeline)
-{
-  GstElement *rb = gst_bin_get_by_name (GST_BIN (pipeline), "rb");
-  GObject *session = NULL;
-
-  g_signal_emit_by_name (rb, "get-internal-session", 0, &session);
-  if (session) {
-    g_object_set (session, "rtcp-min-interval", (guint64) 300 * GST_MSECOND,
-        NULL);
-    g_object_unref (session);
-  }
-  gst_object_unref (rb);
-}
-
 #define SRTP_CAPS(kind) "application/x-" kind ",media=video,clock-rate=90000," \
     "encoding-name=H264,payload=96,srtp-key=(buffer)" KEY ","                \
     "srtp-cipher=aes-128-icm,srtp-auth=hmac-sha1-80,"                         \
@@ -366,7 +259,7 @@ GST_START_TEST (test_to_rtpbin)
   set_rtpbin_interval (recv);
   play (recv);
   play (send);
-  run_for (recv, send, 3000, &srs, &rrs);
+  collect_rtcp (recv, send, 3000, &srs, &rrs);
   ss = stats_of (send, "sink");
   GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
   fail_unless (u64 (ss, "rr-received") >= 1, "no receiver report from rtpbin");
@@ -421,7 +314,7 @@ GST_START_TEST (test_from_rtpbin)
   set_rtpbin_interval (send);
   play (send);
   play (recv);
-  run_for (send, recv, 3000, &srs, &rrs);
+  collect_rtcp (send, recv, 3000, &srs, &rrs);
   rs = stats_of (recv, "src");
   GST_INFO ("src: %" GST_PTR_FORMAT, rs);
   fail_unless (u64 (rs, "sr-received") >= 1, "no sender report from rtpbin");
@@ -469,7 +362,7 @@ GST_START_TEST (test_zrtp)
 
   play (recv);
   play (send);
-  run_for (recv, send, 4000, &srs, &rrs);
+  collect_rtcp (recv, send, 4000, &srs, &rrs);
   ss = stats_of (send, "sink");
   rs = stats_of (recv, "src");
   GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
