@@ -445,18 +445,11 @@ static void rtcp_in(urtp_recvstream_t *r, uint8_t *pkt, size_t len, uint64_t now
   if (r->srtp_ready) {
     /* counted here: a ZRTP key change replaces the context's counters */
     int n = urtp_srtp_unprotect_rtcp(&r->srtp, pkt, len);
-    urtp_srtp_stats_t *c = &r->st.srtcp;
+    urtp_srtp_count(&r->st.srtcp, n);
     if (n < 0) {
-      if (n == -EBADMSG)
-        c->auth_fail++;
-      else if (n == -EALREADY)
-        c->replay++;
-      else
-        c->other++;
       r->st.rtcp_bad++;
       return;
     }
-    c->packets++;
     len = (size_t)n;
   }
 #endif

@@ -1205,15 +1205,8 @@ static int take_rtcp(urtp_sendstream_t *ss, uint8_t *buf, size_t len, uint64_t a
     pthread_mutex_lock(&ss->stats_lock);
     /* counted here rather than copied from the context, which a key
      * change replaces */
-    urtp_srtp_stats_t *c = &ss->st.srtcp;
-    if (n >= 0)
-      c->packets++;
-    else if (n == -EBADMSG)
-      c->auth_fail++;
-    else if (n == -EALREADY)
-      c->replay++;
-    else if (n != -ENOKEY)
-      c->other++;
+    if (n != -ENOKEY)
+      urtp_srtp_count(&ss->st.srtcp, n);
     if (n < 0) {
       ss->st.rtcp_bad++;
       pthread_mutex_unlock(&ss->stats_lock);

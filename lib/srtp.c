@@ -429,6 +429,18 @@ static int verdict(urtp_srtp_stats_t *st, srtp_err_status_t e)
   }
 }
 
+void urtp_srtp_count(urtp_srtp_stats_t *st, int result)
+{
+  if (result >= 0)
+    st->packets++;
+  else if (result == -EBADMSG)
+    st->auth_fail++;
+  else if (result == -EALREADY)
+    st->replay++;
+  else
+    st->other++;
+}
+
 /* A packet plus its trailer must still fit the 16-bit length of a batch
  * packet (and libsrtp2's int). */
 static bool fits(size_t len, size_t trailer)

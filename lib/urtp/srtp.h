@@ -174,4 +174,9 @@ int urtp_srtp_unprotect(urtp_srtp_t *s, uint8_t *buf, size_t len);
 int urtp_srtp_protect_rtcp(urtp_srtp_t *s, uint8_t *buf, size_t len, size_t cap);
 int urtp_srtp_unprotect_rtcp(urtp_srtp_t *s, uint8_t *buf, size_t len);
 
+/* Counts a result of the calls above (a length or -errno) in st as the
+ * contexts count their own: for counters that must outlive a context
+ * (keys that change). */
+void urtp_srtp_count(urtp_srtp_stats_t *st, int result);
+
 #endif
