@@ -142,6 +142,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
 #define DEFAULT_RTCP              TRUE
 #define DEFAULT_RTCP_PORT         0
 #define DEFAULT_RTCP_BIND_PORT    0
+#define DEFAULT_RTCP_MUX          FALSE
 #define DEFAULT_CNAME             NULL
 #define DEFAULT_RTCP_MIN_INTERVAL (5 * GST_SECOND)
 #define DEFAULT_SDP_FILE          NULL
@@ -185,6 +186,7 @@ enum
   PROP_RTCP,
   PROP_RTCP_PORT,
   PROP_RTCP_BIND_PORT,
+  PROP_RTCP_MUX,
   PROP_CNAME,
   PROP_RTCP_MIN_INTERVAL,
   PROP_STATS,
@@ -588,6 +590,20 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           0, G_MAXUINT16, DEFAULT_RTCP_BIND_PORT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
+   * GstUvgRtpSink:rtcp-mux:
+   *
+   * RTCP on the RTP port, both ways (RFC 5761, as WebRTC has it): our
+   * reports go to #GstUvgRtpSink:port from our RTP port, and receivers'
+   * reports are read there, told apart from ZRTP by their packet type.
+   * #GstUvgRtpSink:rtcp-port and #GstUvgRtpSink:rtcp-bind-port are then
+   * unused, and the SDP says a=rtcp-mux. The receiver needs it too
+   * (uvgrtpsrc's rtcp-mux). Read when the element starts.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTCP_MUX,
+      g_param_spec_boolean ("rtcp-mux", "RTCP mux",
+          "RTCP on the RTP port (RFC 5761) instead of rtcp-port",
+          DEFAULT_RTCP_MUX, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstUvgRtpSink:cname:
    *
    * The CNAME in our reports. NULL: one made once per process, so that
@@ -793,6 +809,7 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->rtcp = DEFAULT_RTCP;
   self->rtcp_port = DEFAULT_RTCP_PORT;
   self->rtcp_bind_port = DEFAULT_RTCP_BIND_PORT;
+  self->rtcp_mux = DEFAULT_RTCP_MUX;
   self->cname = g_strdup (DEFAULT_CNAME);
   self->rtcp_min_interval = DEFAULT_RTCP_MIN_INTERVAL;
   self->sdp_file = g_strdup (DEFAULT_SDP_FILE);
@@ -950,7 +967,8 @@ build_sdp (GstUvgRtpSink * self)
   d.port = (guint16) self->port;
   d.ttl = self->ttl_mc;
   d.session_name = "uvgrtpsink";
-  if (self->rtcp_on)
+  d.rtcp_mux = self->rtcp_on && self->rtcp_mux_on;
+  if (self->rtcp_on && !d.rtcp_mux)
     d.rtcp_port = (guint16) (self->rtcp_port ? self->rtcp_port : self->port + 1);
   n = urtp_sendstream_sdp (self->stream, &d, buf, sizeof buf);
   if (n < 0)
@@ -991,6 +1009,7 @@ static const gsize prop_field[PROP_ZRTP_FIRST] = {
   [PROP_RTCP] = FIELD (rtcp),
   [PROP_RTCP_PORT] = FIELD (rtcp_port),
   [PROP_RTCP_BIND_PORT] = FIELD (rtcp_bind_port),
+  [PROP_RTCP_MUX] = FIELD (rtcp_mux),
   [PROP_CNAME] = FIELD (cname),
   [PROP_RTCP_MIN_INTERVAL] = FIELD (rtcp_min_interval),
   [PROP_SDP_FILE] = FIELD (sdp_file),[PROP_SRTP_KEY] = FIELD (srtp_key),
@@ -1271,10 +1290,12 @@ open_network (GstUvgRtpSink * self, const GstUvgRtpZrtpSettings * zs)
   urtp_sock_config_t c;
   gchar *host, *bind, *iface, remote[NI_MAXHOST];
   gint port;
+  gboolean mux;
   int r;
 
   memset (&c, 0, sizeof c);
   GST_OBJECT_LOCK (self);
+  mux = self->rtcp && self->rtcp_mux;
   host = g_strdup (self->host);
   bind = g_strdup (self->bind_address);
   iface = g_strdup (self->multicast_iface);
@@ -1291,8 +1312,8 @@ open_network (GstUvgRtpSink * self, const GstUvgRtpZrtpSettings * zs)
   c.remote_addr = host;
   c.remote_port = (uint16_t) port;
   c.multicast_iface = iface && *iface ? iface : NULL;
-  /* the ZRTP thread reads the socket with plain recvfrom(): no GRO */
-  c.rx_mode = zs->enabled ? URTP_IO_MMSG : URTP_IO_AUTO;
+  /* ZRTP and RTCP read the socket datagram by datagram: no GRO */
+  c.rx_mode = zs->enabled || mux ? URTP_IO_MMSG : URTP_IO_AUTO;
 
   if (!host || !*host)
     goto no_host;
@@ -1322,7 +1343,7 @@ open_network (GstUvgRtpSink * self, const GstUvgRtpZrtpSettings * zs)
     if (is_multicast (&self->sock.remote))
       goto zrtp_multicast;
     ctl = gst_uvgrtp_zrtp_ctl_start (GST_ELEMENT (self), zs,
-        GST_UVGRTP_ZRTP_SENDER, self->sock.fd,
+        GST_UVGRTP_ZRTP_SENDER, self->sock.fd, !mux,
         (const struct sockaddr *) &self->sock.remote, self->sock.remote_len,
         self->cur_ssrc);
     if (!ctl)
@@ -1425,14 +1446,35 @@ rtcp_rr (void *user)
               "round-trip-time", G_TYPE_INT64, (gint64) st.rtt_ns, NULL)));
 }
 
-/* RTCP next to the RTP socket, on the stream's RTCP thread. Without it the
- * element still sends: a warning names the property to change. */
+/* With rtcp-mux (RTCP thread): a datagram on the RTP socket that is not
+ * RTCP. ZRTP's answers go to its endpoint, whose thread does not read the
+ * socket then; anything else is dropped (counted by rtcpio). */
+static void
+rtcp_mux_other (void *user, const urtp_dgram_t * d)
+{
+#ifdef URTP_HAVE_ZRTP_EP
+  GstUvgRtpSink *self = user;
+
+  if (self->mux_zrtp && urtp_zrtp_is_zrtp (d->data, d->len))
+    urtp_zrtp_ep_recv (self->mux_zrtp, d->data, d->len,
+        (const struct sockaddr *) d->from, d->from->ss_family == AF_INET6 ?
+        sizeof (struct sockaddr_in6) : sizeof (struct sockaddr_in));
+#else
+  (void) user;
+  (void) d;
+#endif
+}
+
+/* RTCP next to the RTP socket (or on it, with rtcp-mux), on the stream's
+ * RTCP thread. Without it the element still sends: a warning names the
+ * property to change. */
 static void
 start_rtcp (GstUvgRtpSink * self, urtp_sendstream_t * stream)
 {
   urtp_rtcpio_config_t rc;
   gchar *bind;
   gint r, port;
+  gboolean mux;
 
   self->rtcp_on = FALSE;
   GST_OBJECT_LOCK (self);
@@ -1441,8 +1483,9 @@ start_rtcp (GstUvgRtpSink * self, urtp_sendstream_t * stream)
     return;
   }
   memset (&rc, 0, sizeof rc);
+  mux = self->rtcp_mux;
   bind = g_strdup (self->bind_address);
-  port = self->rtcp_port ? self->rtcp_port : self->port + 1;
+  port = mux ? self->port : self->rtcp_port ? self->rtcp_port : self->port + 1;
   rc.bind_addr = bind;
   rc.bind_port = (guint16) self->rtcp_bind_port;
   rc.remote_addr = self->remote_ip;
@@ -1450,6 +1493,15 @@ start_rtcp (GstUvgRtpSink * self, urtp_sendstream_t * stream)
   rc.min_interval = self->rtcp_min_interval;
   rc.we_send = true;
   GST_OBJECT_UNLOCK (self);
+  if (mux) {
+    rc.mux = &self->sock;
+    rc.other = rtcp_mux_other;
+    rc.other_user = self;
+#ifdef URTP_HAVE_ZRTP_EP
+    self->mux_zrtp = self->zrtp_on ?
+        gst_uvgrtp_zrtp_ctl_endpoint (self->zrtp_ctl) : NULL;
+#endif
+  }
 
   r = urtp_rtcpio_open (&self->rtcpio, &rc, (guint64) g_get_monotonic_time ()
       * 1000);
@@ -1465,9 +1517,13 @@ start_rtcp (GstUvgRtpSink * self, urtp_sendstream_t * stream)
             g_strerror (-r)), (NULL));
   } else {
     self->rtcp_on = TRUE;
-    GST_INFO_OBJECT (self, "RTCP to %s:%d from port %d", self->remote_ip,
-        port, urtp_sock_local_port (&self->rtcpio.sock));
+    GST_INFO_OBJECT (self, "RTCP to %s:%d from port %d%s", self->remote_ip,
+        port, urtp_sock_local_port (&self->rtcpio.sock),
+        mux ? " (rtcp-mux)" : "");
   }
+  GST_OBJECT_LOCK (self);
+  self->rtcp_mux_on = self->rtcp_on && mux;
+  GST_OBJECT_UNLOCK (self);
   g_free (bind);
 }
 

@@ -64,6 +64,7 @@ struct _GstUvgRtpSink
   gboolean rtcp;
   gint rtcp_port;               /* remote; 0: port + 1 */
   gint rtcp_bind_port;          /* local; 0: ephemeral */
+  gboolean rtcp_mux;            /* RTCP on the RTP port (RFC 5761) */
   gchar *cname;                 /* NULL: the process's default */
   guint64 rtcp_min_interval;    /* ns */
   gchar *sdp_file;
@@ -81,6 +82,7 @@ struct _GstUvgRtpSink
   urtp_rtcpio_t rtcpio;         /* RTCP's socket and schedule (its thread is
                                  * the stream's) */
   gboolean rtcp_on;
+  gboolean rtcp_mux_on;         /* rtcpio shares sock */
   gchar *remote_ip;             /* numeric form of host */
   guint32 cur_ssrc;
   guint16 cur_seq_offset;
@@ -109,6 +111,9 @@ struct _GstUvgRtpSink
   gboolean zrtp_on;
   gint zrtp_serial;
   gint zrtp_rtcp_serial[2];     /* the RTCP thread's, per urtp_srtp_dir_t */
+  /* with rtcp-mux, the endpoint the RTCP thread hands ZRTP to (valid while
+   * zrtp_ctl is) */
+  urtp_zrtp_ep_t *mux_zrtp;
   guint zrtp_fku_count;
 };
 

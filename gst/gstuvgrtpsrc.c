@@ -146,6 +146,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_src_debug);
 #define DEFAULT_RTCP_PORT 0
 #define DEFAULT_RTCP_REMOTE_HOST NULL
 #define DEFAULT_RTCP_REMOTE_PORT 0
+#define DEFAULT_RTCP_MUX FALSE
 #define DEFAULT_CNAME NULL
 #define DEFAULT_RTCP_MIN_INTERVAL (5 * GST_SECOND)
 #define DEFAULT_LIP_SYNC TRUE
@@ -191,6 +192,7 @@ enum
   PROP_RTCP_PORT,
   PROP_RTCP_REMOTE_HOST,
   PROP_RTCP_REMOTE_PORT,
+  PROP_RTCP_MUX,
   PROP_CNAME,
   PROP_RTCP_MIN_INTERVAL,
   PROP_LIP_SYNC,
@@ -582,6 +584,21 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
           0, G_MAXUINT16, DEFAULT_RTCP_REMOTE_PORT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
+   * GstUvgRtpSrc:rtcp-mux:
+   *
+   * RTCP on the RTP port, both ways (RFC 5761, as WebRTC has it): the
+   * sender's reports are read among the RTP packets (told apart by their
+   * packet type), and ours go out from #GstUvgRtpSrc:port, back to where
+   * the sender's reports come from (its RTP port) unless
+   * #GstUvgRtpSrc:rtcp-remote-host is set. #GstUvgRtpSrc:rtcp-port is then
+   * unused. The sender needs it too (uvgrtpsink's rtcp-mux). Read when the
+   * element starts.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTCP_MUX,
+      g_param_spec_boolean ("rtcp-mux", "RTCP mux",
+          "RTCP on the RTP port (RFC 5761) instead of rtcp-port",
+          DEFAULT_RTCP_MUX, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstUvgRtpSrc:cname:
    *
    * The CNAME in our receiver reports. NULL: one made once per process,
@@ -752,6 +769,7 @@ gst_uvgrtp_src_init (GstUvgRtpSrc * self)
   self->rtcp_port = DEFAULT_RTCP_PORT;
   self->rtcp_remote_host = g_strdup (DEFAULT_RTCP_REMOTE_HOST);
   self->rtcp_remote_port = DEFAULT_RTCP_REMOTE_PORT;
+  self->rtcp_mux = DEFAULT_RTCP_MUX;
   self->cname = g_strdup (DEFAULT_CNAME);
   self->rtcp_min_interval = DEFAULT_RTCP_MIN_INTERVAL;
   self->lip_sync = DEFAULT_LIP_SYNC;
@@ -1190,6 +1208,9 @@ gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
     case PROP_RTCP_REMOTE_PORT:
       self->rtcp_remote_port = g_value_get_int (value);
       break;
+    case PROP_RTCP_MUX:
+      self->rtcp_mux = g_value_get_boolean (value);
+      break;
     case PROP_CNAME:
       g_free (self->cname);
       self->cname = g_value_dup_string (value);
@@ -1292,6 +1313,9 @@ gst_uvgrtp_src_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_RTCP_REMOTE_PORT:
       g_value_set_int (value, self->rtcp_remote_port);
+      break;
+    case PROP_RTCP_MUX:
+      g_value_set_boolean (value, self->rtcp_mux);
       break;
     case PROP_CNAME:
       g_value_set_string (value, self->cname);
@@ -1449,6 +1473,7 @@ make_stream (GstUvgRtpSrc * self, const urtp_srtp_config_t * srtp,
   cfg.replay_window = self->replay_window_size;
   cfg.cname = self->cname;
   cfg.lip_sync = self->lip_sync && self->rtcp;
+  cfg.rtcp_mux = self->rtcp && self->rtcp_mux;
   if (self->session.params && gst_memory_map (self->session.params, &map,
           GST_MAP_READ)) {
     cfg.params = map.data;
@@ -1468,14 +1493,17 @@ mono_ns (void)
   return (guint64) g_get_monotonic_time () * 1000;
 }
 
-/* RTCP's socket, next to the RTP socket (port + 1 unless set). Without it
- * the element still receives: a warning names the property to change. */
+/* RTCP's socket, next to the RTP socket (port + 1 unless set), or with
+ * rtcp-mux the RTP socket itself, which the streaming thread reads (the
+ * stream takes RTCP from among the datagrams). Without it the element
+ * still receives: a warning names the property to change. */
 static void
 open_rtcp (GstUvgRtpSrc * self, const gchar * address)
 {
   urtp_rtcpio_config_t rc;
   gchar *remote;
   gint r, port;
+  gboolean mux;
 
   self->rtcp_on = FALSE;
   GST_OBJECT_LOCK (self);
@@ -1484,7 +1512,9 @@ open_rtcp (GstUvgRtpSrc * self, const gchar * address)
     return;
   }
   memset (&rc, 0, sizeof rc);
-  port = self->rtcp_port ? self->rtcp_port : self->port ? self->port + 1 : 0;
+  mux = self->rtcp_mux;
+  port = mux ? urtp_sock_local_port (&self->sock) : self->rtcp_port ?
+      self->rtcp_port : self->port ? self->port + 1 : 0;
   remote = g_strdup (self->rtcp_remote_host);
   rc.bind_addr = address;
   rc.bind_port = (guint16) MIN (port, G_MAXUINT16);
@@ -1493,6 +1523,7 @@ open_rtcp (GstUvgRtpSrc * self, const gchar * address)
       self->rtcp_remote_port : port);
   rc.reuse = self->reuse;
   rc.min_interval = self->rtcp_min_interval;
+  rc.mux = mux ? &self->sock : NULL;
   GST_OBJECT_UNLOCK (self);
 
   r = urtp_rtcpio_open (&self->rtcpio, &rc, mono_ns ());
@@ -1502,9 +1533,10 @@ open_rtcp (GstUvgRtpSrc * self, const gchar * address)
             "'rtcp=false')", address, port, g_strerror (-r)), (NULL));
   } else {
     self->rtcp_on = TRUE;
-    self->sock.watch_fd = self->rtcpio.sock.fd;
-    GST_INFO_OBJECT (self, "RTCP on port %d", urtp_sock_local_port
-        (&self->rtcpio.sock));
+    if (!mux)
+      self->sock.watch_fd = self->rtcpio.sock.fd;
+    GST_INFO_OBJECT (self, "RTCP on port %d%s", urtp_sock_local_port
+        (&self->rtcpio.sock), mux ? " (rtcp-mux)" : "");
   }
   g_free (remote);
 }
@@ -1517,7 +1549,8 @@ service_rtcp (GstUvgRtpSrc * self, GstClockTime now)
   guint64 mono = mono_ns ();
   urtp_recvstream_stats_t st;
 
-  if (!self->sock.watch_ready && mono < urtp_rtcpio_deadline (&self->rtcpio))
+  if (!self->sock.watch_ready && mono < urtp_rtcpio_deadline (&self->rtcpio)
+      && !urtp_recvstream_rtcp_pending (self->stream))
     return;
   if (urtp_recvstream_rtcp_service (self->stream, &self->rtcpio, now,
           mono) <= 0)
@@ -1635,7 +1668,8 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
     if (is_multicast_address (address))
       goto zrtp_multicast;
     zctl = gst_uvgrtp_zrtp_ctl_start (GST_ELEMENT (self), &zs,
-        GST_UVGRTP_ZRTP_RECEIVER, self->sock.fd, NULL, 0, g_random_int ());
+        GST_UVGRTP_ZRTP_RECEIVER, self->sock.fd, FALSE, NULL, 0,
+        g_random_int ());
     if (!zctl)
       goto fail_socket;         /* posted */
   }

@@ -63,6 +63,7 @@ struct _GstUvgRtpSrc
   gint rtcp_port;               /* 0: port + 1 */
   gchar *rtcp_remote_host;      /* NULL: reply to the sender's reports' source */
   gint rtcp_remote_port;        /* 0: the local RTCP port's number */
+  gboolean rtcp_mux;            /* RTCP on the RTP port (RFC 5761) */
   gchar *cname;                 /* NULL: the process's default */
   guint64 rtcp_min_interval;    /* ns */
   gboolean lip_sync;

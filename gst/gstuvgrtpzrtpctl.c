@@ -756,7 +756,8 @@ ctl_send (void *user, const uint8_t * pkt, size_t len,
 GstUvgRtpZrtpCtl *
 gst_uvgrtp_zrtp_ctl_start (GstElement * element,
     const GstUvgRtpZrtpSettings * s, GstUvgRtpZrtpRole role, int fd,
-    const struct sockaddr *remote, socklen_t remote_len, guint32 ssrc)
+    gboolean sender_reads, const struct sockaddr *remote,
+    socklen_t remote_len, guint32 ssrc)
 {
   GstUvgRtpZrtpCtl *ctl;
   urtp_zrtp_ep_config_t cfg;
@@ -798,7 +799,7 @@ gst_uvgrtp_zrtp_ctl_start (GstElement * element,
   rc = urtp_zrtp_ep_new (&cfg, &ctl->ep);
   if (rc == 0) {
     rc = urtp_zrtp_ep_start (ctl->ep,
-        role == GST_UVGRTP_ZRTP_SENDER ? fd : -1);
+        role == GST_UVGRTP_ZRTP_SENDER && sender_reads ? fd : -1);
   }
   if (rc != 0) {
     GST_ELEMENT_ERROR (element, RESOURCE, FAILED, (NULL),
@@ -869,7 +870,8 @@ gst_uvgrtp_zrtp_ctl_set_sas_verified (GstUvgRtpZrtpCtl * ctl,
 GstUvgRtpZrtpCtl *
 gst_uvgrtp_zrtp_ctl_start (GstElement * element,
     const GstUvgRtpZrtpSettings * s, GstUvgRtpZrtpRole role, int fd,
-    const struct sockaddr *remote, socklen_t remote_len, guint32 ssrc)
+    gboolean sender_reads, const struct sockaddr *remote,
+    socklen_t remote_len, guint32 ssrc)
 {
   GST_ELEMENT_ERROR (element, RESOURCE, SETTINGS,
       ("zrtp is set, but this build of gst-uvgrtp has no ZRTP (it needs "

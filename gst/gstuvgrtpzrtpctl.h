@@ -152,11 +152,15 @@ typedef struct
 
 /* Validates the settings, creates the endpoint and starts its thread. fd
  * is the element's socket (kept open until ..._ctl_stop() returns);
- * remote is where a sender sends (the socket's remote). On bad settings
- * posts an error naming the property and returns NULL. */
+ * remote is where a sender sends (the socket's remote). A sender's thread
+ * reads the answers from fd unless another reader of that socket (the RTCP
+ * thread with rtcp-mux) passes them on with urtp_zrtp_ep_recv():
+ * sender_reads FALSE. On bad settings posts an error naming the property
+ * and returns NULL. */
 GstUvgRtpZrtpCtl *gst_uvgrtp_zrtp_ctl_start (GstElement * element,
     const GstUvgRtpZrtpSettings * settings, GstUvgRtpZrtpRole role, int fd,
-    const struct sockaddr *remote, socklen_t remote_len, guint32 ssrc);
+    gboolean sender_reads, const struct sockaddr *remote,
+    socklen_t remote_len, guint32 ssrc);
 /* Stops the thread and frees the session; the last state stays readable.
  * Call before closing the socket. */
 void gst_uvgrtp_zrtp_ctl_stop (GstUvgRtpZrtpCtl * ctl);

@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -352,6 +353,32 @@ int urtp_sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
   if (r < 0)
     urtp_sock_close(s);
   return r;
+}
+
+int urtp_sock_share(urtp_sock_t *s, const urtp_sock_t *of)
+{
+  memset(s, 0, sizeof(*s));
+  s->wake_fd = s->watch_fd = -1;
+  s->fd = fcntl(of->fd, F_DUPFD_CLOEXEC, 0);
+  if (s->fd < 0)
+    return -errno;
+  s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (s->wake_fd < 0) {
+    int r = -errno;
+    urtp_sock_close(s);
+    return r;
+  }
+  s->family = of->family;
+  s->remote = of->remote;
+  s->remote_len = of->remote_len;
+  s->sndbuf = of->sndbuf;
+  s->rcvbuf = of->rcvbuf;
+  s->drops_reported = of->drops_reported;
+  s->tx_mode = URTP_IO_PLAIN;
+  /* UDP_GRO is the socket's, so it holds for this handle too */
+  s->rx_mode = of->rx_mode;
+  s->gso_max_segs = 1;
+  return 0;
 }
 
 void urtp_sock_close(urtp_sock_t *s)

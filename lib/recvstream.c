@@ -47,6 +47,12 @@ struct urtp_recvstream {
   urtp_rtcp_rx_t rx;
   bool rx_valid;
   uint32_t rtcp_ssrc;
+  /* RTCP among the datagrams (cfg.rtcp_mux), for urtp_recvstream_rtcp_service:
+   * compounds and their bytes, sender reports of the current source and
+   * where the last one came from (where our reports go) */
+  uint64_t mux_in, mux_bytes, mux_srs;
+  struct sockaddr_storage mux_from;
+  bool mux_from_set;
   char cname[URTP_RTCP_MAX_TEXT + 1];
 
   /* lip sync (sync.h): our member, the clock we time on, the offset given */
@@ -537,20 +543,39 @@ int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, ui
   return len;
 }
 
+/* RTCP that came among the RTP datagrams since the last service (io shares
+ * the RTP socket and must not read it): into io's schedule and where our
+ * reports go. Returns the sender reports of the current source. */
+static int take_muxed(urtp_recvstream_t *r, urtp_rtcpio_t *io)
+{
+  /* about a receive batch between two services: their mean size, for at
+   * most 64 (more moves the average no further) */
+  for (uint64_t i = 0; i < r->mux_in && i < 64; i++)
+    urtp_rtcp_sched_received(&io->sched, (size_t)(r->mux_bytes / r->mux_in));
+  if (r->mux_from_set)
+    urtp_rtcpio_learn(io, &r->mux_from);
+  int srs = r->mux_srs > INT32_MAX ? INT32_MAX : (int)r->mux_srs;
+  r->mux_in = r->mux_bytes = r->mux_srs = 0;
+  return srs;
+}
+
 int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, urtp_rtcpio_t *io, uint64_t now,
                                  uint64_t mono)
 {
   int srs = 0, n;
-  while ((n = urtp_rtcpio_recv(io, 0)) > 0)
-    for (int i = 0; i < n; i++) {
-      const urtp_dgram_t *d = &io->rx.dgrams[i];
-      uint64_t before = r->st.rtcp_sr;
-      rtcp_in(r, d->data, d->len, now);
-      if (r->st.rtcp_sr > before) {
-        urtp_rtcpio_learn(io, d->from);
-        srs++;
+  if (io->mux)
+    srs = take_muxed(r, io);
+  else
+    while ((n = urtp_rtcpio_recv(io, 0)) > 0)
+      for (int i = 0; i < n; i++) {
+        const urtp_dgram_t *d = &io->rx.dgrams[i];
+        uint64_t before = r->st.rtcp_sr;
+        rtcp_in(r, d->data, d->len, now);
+        if (r->st.rtcp_sr > before) {
+          urtp_rtcpio_learn(io, d->from);
+          srs++;
+        }
       }
-    }
   if (mono >= urtp_rtcpio_deadline(io) && urtp_rtcpio_due(io, mono)) {
     uint8_t buf[512];
     int len = urtp_recvstream_rtcp_report(r, now, false, buf, sizeof buf);
@@ -561,6 +586,11 @@ int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, urtp_rtcpio_t *io, uint64
   }
   publish(r);
   return srs;
+}
+
+bool urtp_recvstream_rtcp_pending(const urtp_recvstream_t *r)
+{
+  return r->mux_in != 0;
 }
 
 uint32_t urtp_recvstream_rtcp_ssrc(const urtp_recvstream_t *r)
@@ -576,8 +606,18 @@ static void push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
                      const struct sockaddr_storage **nokeys)
 {
   r->st.datagrams++;
-  if (r->cfg.rtcp_mux && len >= 2 && pkt[1] >= URTP_RTCP_MUX_MIN && pkt[1] <= URTP_RTCP_MUX_MAX) {
+  if (r->cfg.rtcp_mux && urtp_rtcp_is_muxed(pkt, len)) {
+    uint64_t srs = r->st.rtcp_sr;
+    r->mux_in++;
+    r->mux_bytes += len;
     rtcp_in(r, pkt, len, now);
+    if (r->st.rtcp_sr != srs) {
+      r->mux_srs++;
+      if (from) {
+        r->mux_from = *from;
+        r->mux_from_set = true;
+      }
+    }
     return;
   }
 #ifdef URTP_HAVE_ZRTP_EP

@@ -44,21 +44,31 @@ int urtp_rtcpio_open(urtp_rtcpio_t *io, const urtp_rtcpio_config_t *cfg, uint64_
       return -EINVAL;
     io->dest_fixed = true;
   }
-  const char *bind = cfg->bind_addr;
-  if (!bind)
-    bind = io->dest_len && io->dest.ss_family == AF_INET6 ? "::" : "0.0.0.0";
-  urtp_sock_config_t sc = {
-    .bind_addr = bind,
-    .bind_port = cfg->bind_port,
-    .dscp = -1,
-    .reuse = cfg->reuse,
-    .tx_mode = URTP_IO_PLAIN,
-    .rx_mode = URTP_IO_MMSG,
-  };
-  int r = urtp_sock_open(&io->sock, &sc);
-  if (r < 0)
-    return r;
-  if ((r = urtp_rx_init(&io->rx, 8, 1500)) < 0) {
+  int r;
+  if (cfg->mux) {
+    if ((r = urtp_sock_share(&io->sock, cfg->mux)) < 0)
+      return r;
+    io->mux = true;
+    io->other = cfg->other;
+    io->other_user = cfg->other_user;
+  } else {
+    const char *bind = cfg->bind_addr;
+    if (!bind)
+      bind = io->dest_len && io->dest.ss_family == AF_INET6 ? "::" : "0.0.0.0";
+    urtp_sock_config_t sc = {
+      .bind_addr = bind,
+      .bind_port = cfg->bind_port,
+      .dscp = -1,
+      .reuse = cfg->reuse,
+      .tx_mode = URTP_IO_PLAIN,
+      .rx_mode = URTP_IO_MMSG,
+    };
+    if ((r = urtp_sock_open(&io->sock, &sc)) < 0)
+      return r;
+  }
+  /* a shared socket with GRO may hand over coalesced RTP */
+  size_t slot = io->sock.rx_mode == URTP_IO_GRO ? 65536 : 1500;
+  if ((r = urtp_rx_init(&io->rx, 8, slot)) < 0) {
     urtp_sock_close(&io->sock);
     return r;
   }
@@ -109,9 +119,19 @@ int urtp_rtcpio_recv(urtp_rtcpio_t *io, int timeout_ms)
   int n = urtp_sock_recv(&io->sock, &io->rx, timeout_ms);
   if (n == -EINTR)
     return n;
-  for (int i = 0; i < n; i++)
-    urtp_rtcp_sched_received(&io->sched, io->rx.dgrams[i].len);
-  return n > 0 ? n : 0;
+  int kept = 0;
+  for (int i = 0; i < n; i++) {
+    const urtp_dgram_t *d = &io->rx.dgrams[i];
+    if (io->mux && !urtp_rtcp_is_muxed(d->data, d->len)) {
+      io->not_rtcp++;
+      if (io->other)
+        io->other(io->other_user, d);
+      continue;
+    }
+    urtp_rtcp_sched_received(&io->sched, d->len);
+    io->rx.dgrams[kept++] = *d;
+  }
+  return kept;
 }
 
 void urtp_rtcpio_learn(urtp_rtcpio_t *io, const struct sockaddr_storage *from)

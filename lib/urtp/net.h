@@ -96,6 +96,13 @@ typedef struct urtp_sock {
 int urtp_sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg);
 void urtp_sock_close(urtp_sock_t *s);
 
+/* A second handle on the socket of `of`, for RTCP on the RTP port (RFC
+ * 5761's rtcp-mux): the same socket (a duplicated descriptor: one receive
+ * queue, one local port, the same remote), with its own wake-up and no
+ * pacer; it sends PLAIN and receives in of's mode. Close it with
+ * urtp_sock_close; `of` may close first. Returns 0 or -errno. */
+int urtp_sock_share(urtp_sock_t *s, const urtp_sock_t *of);
+
 /* The local port actually bound. */
 int urtp_sock_local_port(const urtp_sock_t *s);
 

@@ -266,10 +266,17 @@ int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, ui
  * where to reply from the current source's sender reports), then sends
  * our report if it is due. now: the stream's clock (as for push); mono:
  * io's schedule clock. Returns how many sender reports of the current
- * source were taken. */
+ * source were taken. With rtcp_mux, io shares the RTP socket (its `mux`)
+ * and is not read: what arrived among the datagrams since the last call
+ * counts instead, and our reports go to where the last sender report came
+ * from (the sender's RTP port), unless io's destination was set. */
 struct urtp_rtcpio;
 int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, struct urtp_rtcpio *io, uint64_t now,
                                  uint64_t mono);
+
+/* With rtcp_mux: RTCP arrived among the datagrams since the last
+ * urtp_recvstream_rtcp_service (call it soon: a sender report waits). */
+bool urtp_recvstream_rtcp_pending(const urtp_recvstream_t *r);
 
 /* The clock `now` is read from changed (lip sync compares only streams on
  * one clock): see urtp_recvstream_config_t.sync_domain. */

@@ -78,6 +78,11 @@ enum {
 #define URTP_RTCP_MUX_MIN 192
 #define URTP_RTCP_MUX_MAX 223
 
+static inline bool urtp_rtcp_is_muxed(const uint8_t *pkt, size_t len)
+{
+  return len >= 2 && pkt[1] >= URTP_RTCP_MUX_MIN && pkt[1] <= URTP_RTCP_MUX_MAX;
+}
+
 /* --- NTP timestamps (RFC 5905: seconds since 1900 in the high 32 bits,
  *     the fraction in the low 32; era 0, so times after 2036 wrap as on
  *     the wire) ----------------------------------------------------------- */

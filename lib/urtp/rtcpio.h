@@ -14,6 +14,13 @@
  * than the one it reads on). Without SRTCP anyone who can reach the port
  * can send reports too; the streams take only what names their source.
  *
+ * RTCP multiplexed with RTP (RFC 5761, `mux`): the RTP socket itself,
+ * through a handle of its own (urtp_sock_share), so reports leave from the
+ * RTP port. A sender's stream reads the RTP socket here: what is not RTCP
+ * (RFC 5761 4: a second byte of 192-223) goes to `other` (ZRTP, which
+ * shares the port) or is dropped and counted. A receiving stream reads
+ * RTCP among its RTP datagrams itself and must not receive here.
+ *
  * Promises:
  *  - Sends never wait: a report the kernel cannot take now is dropped and
  *    counted (RTCP can afford it; the next one follows).
@@ -37,6 +44,11 @@ typedef struct urtp_rtcpio_config {
   bool reuse;
   uint64_t min_interval;        /* ns; 0: RFC 3550's 5 s */
   bool we_send;                 /* a sender's reports (the 25 % share) */
+  const urtp_sock_t *mux;       /* the RTP socket to share (bind_* unused);
+                                 * NULL: a socket of its own */
+  /* with mux: a datagram read that is not RTCP; NULL: dropped */
+  void (*other)(void *user, const urtp_dgram_t *d);
+  void *other_user;
 } urtp_rtcpio_config_t;
 
 typedef struct urtp_rtcpio {
@@ -47,6 +59,10 @@ typedef struct urtp_rtcpio {
   struct sockaddr_storage dest;
   socklen_t dest_len;           /* 0: nowhere yet */
   bool dest_fixed;              /* configured: not learnt */
+  bool mux;                     /* sock is the RTP socket's (cfg.mux) */
+  void (*other)(void *user, const urtp_dgram_t *d);
+  void *other_user;
+  uint64_t not_rtcp;            /* with mux: datagrams read that were not RTCP */
   uint64_t sent, send_errors, unsent;  /* reports sent, refused, with nowhere to go */
 } urtp_rtcpio_t;
 
@@ -76,7 +92,8 @@ void urtp_rtcpio_skip(urtp_rtcpio_t *io, uint64_t now);
  * how many datagrams are in io->rx.dgrams, 0 for none (a receive error
  * included: RTCP can afford to lose one), or -EINTR when woken
  * (urtp_sock_wake on io->sock). Each one's size goes into the average the
- * schedule uses. */
+ * schedule uses. With mux, only RTCP is returned (the rest went to
+ * `other`), and 0 may mean that nothing of it was RTCP. */
 int urtp_rtcpio_recv(urtp_rtcpio_t *io, int timeout_ms);
 
 /* Reports go to `from` from now on, unless the destination was configured. */

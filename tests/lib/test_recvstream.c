@@ -20,7 +20,9 @@
 #include "tap.h"
 #include "urtp/batch.h"
 #include "urtp/pay.h"
+#include "urtp/net.h"
 #include "urtp/recvstream.h"
+#include "urtp/rtcpio.h"
 #include "urtp/rtp.h"
 #include "urtp/srtp.h"
 
@@ -760,6 +762,121 @@ static void test_rtcp(void)
   frames_reset();
 }
 
+static size_t others, other_len;
+
+static void count_other(void *user, const urtp_dgram_t *d)
+{
+  (void)user;
+  others++;
+  other_len = d->len;
+}
+
+/* RTCP on the RTP port (RFC 5761) over real sockets on loopback: the
+ * sender's report among its RTP datagrams reaches the stream; our report
+ * leaves from the RTP port (the sender's socket is connected to it, so it
+ * hears nothing from anywhere else) to where the report came from; on the
+ * sender's shared socket only RTCP is returned, the rest goes to `other`. */
+static void test_rtcp_mux_sockets(void)
+{
+  urtp_sock_config_t rc = { .bind_addr = "127.0.0.1", .dscp = -1, .tx_mode = URTP_IO_PLAIN,
+                            .rx_mode = URTP_IO_MMSG };
+  static urtp_sock_t rtp, snd;
+  REQUIRE(urtp_sock_open(&rtp, &rc) == 0);
+  int port = urtp_sock_local_port(&rtp);
+  urtp_sock_config_t sc = rc;
+  sc.remote_addr = "127.0.0.1";
+  sc.remote_port = (uint16_t)port;
+  REQUIRE(urtp_sock_open(&snd, &sc) == 0);
+  static urtp_rx_t rx;
+  REQUIRE(urtp_rx_init(&rx, 64, 1500) == 0);
+
+  urtp_recvstream_config_t c = { .codec = URTP_CODEC_H265, .pt = PT, .ssrc = -1,
+                                 .latency = 50 * MS, .rtcp_mux = true };
+  urtp_recvstream_t *r = mkstream(&c);
+  REQUIRE(r);
+  urtp_rtcpio_config_t ic = { .mux = &rtp };
+  static urtp_rtcpio_t io;
+  REQUIRE(urtp_rtcpio_open(&io, &ic, 0) == 0);
+  CHECK_EQ(urtp_sock_local_port(&io.sock), port);
+
+  static sender_t s;
+  static au_t a;
+  sender_init(&s, 0x1111, 10, 1000);
+  size_t sent = 0;
+  uint64_t t = SEC;
+  for (int i = 0; i < 3; i++) {
+    make_au(&a, i, 10);
+    sender_au(&s, &a, i);
+    for (size_t k = 0; k < s.ndg; k++, sent++)
+      CHECK(urtp_sock_sendto(&snd, s.dg[k], s.dg_len[k], NULL, 0) == (int)s.dg_len[k]);
+  }
+  uint8_t buf[512];
+  size_t n = sr_packet(buf, sizeof buf, 0x1111, 0xe1234567abcd0000ull, 1000 + 2 * 3000, "a@b");
+  CHECK(urtp_sock_sendto(&snd, buf, n, NULL, 0) == (int)n);
+  sent++;
+  size_t got = 0;
+  for (int tries = 0; got < sent && tries < 50; tries++) {
+    int k = urtp_sock_recv(&rtp, &rx, 100);
+    if (k > 0) {
+      urtp_recvstream_push_rx(r, &rtp, &rx, (size_t)k, t);
+      got += (size_t)k;
+    }
+  }
+  CHECK_EQ(got, sent);
+  CHECK(urtp_recvstream_rtcp_pending(r));
+  /* 10 s on io's clock: our first report is due */
+  CHECK_EQ(urtp_recvstream_rtcp_service(r, &io, t + 10 * MS, 10 * SEC), 1);
+  CHECK(!urtp_recvstream_rtcp_pending(r));
+  CHECK_EQ(io.sent, 1);
+  urtp_recvstream_stats_t st;
+  urtp_recvstream_stats(r, &st);
+  CHECK_EQ(st.rtcp, 1);
+  CHECK_EQ(st.rtcp_sr, 1);
+  CHECK_EQ(st.malformed_rtp, 0);
+
+  int k = urtp_sock_recv(&snd, &rx, 1000);
+  REQUIRE(k == 1);
+  urtp_rtcp_info_t info;
+  REQUIRE(urtp_rtcp_parse(rx.dgrams[0].data, rx.dgrams[0].len, 0, &info) == 0);
+  REQUIRE(info.nreports == 1 && info.nblocks == 1);
+  CHECK_EQ(info.blocks[0].ssrc, 0x1111);
+  CHECK_EQ(info.blocks[0].lost, 0);
+
+  /* the sender's side: its RTCP reads the RTP socket it sends on */
+  urtp_rtcpio_config_t oc = { .mux = &snd, .other = count_other, .we_send = true };
+  static urtp_rtcpio_t sio;
+  REQUIRE(urtp_rtcpio_open(&sio, &oc, 0) == 0);
+  static const uint8_t zrtp_like[16] = { 0x10, 0x00, 0x00, 0x01, 'Z', 'R', 'T', 'P' };
+  int len = urtp_recvstream_rtcp_report(r, t + 20 * MS, false, buf, sizeof buf);
+  REQUIRE(len > 0);
+  struct sockaddr_storage dst;
+  socklen_t dl = sizeof dst;
+  REQUIRE(getsockname(snd.fd, (struct sockaddr *)&dst, &dl) == 0);
+  CHECK(urtp_sock_sendto(&rtp, zrtp_like, sizeof zrtp_like, (struct sockaddr *)&dst, dl) > 0);
+  CHECK(urtp_sock_sendto(&rtp, buf, (size_t)len, (struct sockaddr *)&dst, dl) == len);
+  int rtcps = 0;
+  for (int tries = 0; (rtcps < 1 || others < 1) && tries < 20; tries++) {
+    int m = urtp_rtcpio_recv(&sio, 100);
+    for (int i = 0; i < m; i++) {
+      CHECK(urtp_rtcp_is_muxed(sio.rx.dgrams[i].data, sio.rx.dgrams[i].len));
+      rtcps++;
+    }
+  }
+  CHECK_EQ(rtcps, 1);
+  CHECK_EQ(others, 1);
+  CHECK_EQ(other_len, sizeof zrtp_like);
+  CHECK_EQ(sio.not_rtcp, 1);
+
+  urtp_rtcpio_close(&sio);
+  urtp_rtcpio_close(&io);
+  sender_free(&s);
+  urtp_recvstream_free(r);
+  frames_reset();
+  urtp_rx_destroy(&rx);
+  urtp_sock_close(&snd);
+  urtp_sock_close(&rtp);
+}
+
 static volatile int reader_stop;
 static size_t torn, snapshots;
 
@@ -819,5 +936,6 @@ int main(void)
   TAP_RUN(test_srtp);
   TAP_RUN(test_stats_thread);
   TAP_RUN(test_rtcp);
+  TAP_RUN(test_rtcp_mux_sockets);
   return tap_done();
 }
