@@ -220,6 +220,124 @@ int urtp_rtcp_write_app(urtp_rtcp_writer_t *w, const urtp_rtcp_app_t *app)
   return 0;
 }
 
+/* --- feedback ------------------------------------------------------------- */
+
+/* b after a, RFC 1982 */
+static bool seq_after(uint16_t b, uint16_t a)
+{
+  return (uint16_t)(b - a) != 0 && (uint16_t)(b - a) < 0x8000;
+}
+
+/* The PID/BLP pairs of ascending seqs: how many, or 0 if out of order. */
+static unsigned nack_pairs(const uint16_t *seqs, unsigned n)
+{
+  unsigned pairs = 1;
+  uint16_t pid = seqs[0];
+  for (unsigned i = 1; i < n; i++) {
+    if (seqs[i] == seqs[i - 1])
+      continue;
+    if (!seq_after(seqs[i], seqs[i - 1]))
+      return 0;
+    if ((uint16_t)(seqs[i] - pid) > 16) {
+      pid = seqs[i];
+      pairs++;
+    }
+  }
+  return pairs;
+}
+
+static uint8_t *begin_fb(urtp_rtcp_writer_t *w, uint8_t fmt, uint8_t type, size_t len,
+                         uint32_t sender_ssrc, uint32_t media_ssrc)
+{
+  uint8_t *p = begin(w, fmt, type, len);
+  if (p) {
+    put32(p + 4, sender_ssrc);
+    put32(p + 8, media_ssrc);
+  }
+  return p;
+}
+
+int urtp_rtcp_write_nack(urtp_rtcp_writer_t *w, uint32_t sender_ssrc, uint32_t media_ssrc,
+                         const uint16_t *seqs, unsigned n)
+{
+  unsigned pairs = n ? nack_pairs(seqs, n) : 0;
+  if (!pairs || pairs > URTP_RTCP_MAX_NACK_PAIRS)
+    return fail(w, -EINVAL);
+  uint8_t *p = begin_fb(w, URTP_RTCP_FMT_NACK, URTP_RTCP_RTPFB, 12 + 4 * (size_t)pairs,
+                        sender_ssrc, media_ssrc);
+  if (!p)
+    return w->err;
+  uint8_t *f = p + 12;
+  uint16_t pid = seqs[0], blp = 0;
+  for (unsigned i = 1; i <= n; i++) {
+    if (i < n && (uint16_t)(seqs[i] - pid) <= 16) {
+      if (seqs[i] != pid)
+        blp |= (uint16_t)(1u << ((uint16_t)(seqs[i] - pid) - 1));
+      continue;
+    }
+    put16(f, pid);
+    put16(f + 2, blp);
+    f += 4;
+    if (i < n) {
+      pid = seqs[i];
+      blp = 0;
+    }
+  }
+  return 0;
+}
+
+int urtp_rtcp_write_pli(urtp_rtcp_writer_t *w, uint32_t sender_ssrc, uint32_t media_ssrc)
+{
+  return begin_fb(w, URTP_RTCP_FMT_PLI, URTP_RTCP_PSFB, 12, sender_ssrc, media_ssrc) ? 0
+                                                                                     : w->err;
+}
+
+int urtp_rtcp_write_fir(urtp_rtcp_writer_t *w, uint32_t sender_ssrc, uint32_t media_ssrc,
+                        uint8_t seq)
+{
+  /* RFC 5104 4.3.1.2: the header's media source is 0, the FCI names it */
+  uint8_t *p = begin_fb(w, URTP_RTCP_FMT_FIR, URTP_RTCP_PSFB, 20, sender_ssrc, 0);
+  if (!p)
+    return w->err;
+  put32(p + 12, media_ssrc);
+  p[16] = seq;
+  p[17] = p[18] = p[19] = 0;
+  return 0;
+}
+
+int urtp_rtcp_nack_seqs(const urtp_rtcp_fb_t *fb, uint16_t *seqs, unsigned cap,
+                        unsigned *more)
+{
+  if (fb->fci_len == 0 || fb->fci_len % 4)
+    return -EBADMSG;
+  unsigned n = 0, extra = 0;
+  for (size_t off = 0; off < fb->fci_len; off += 4) {
+    uint16_t pid = get16(fb->fci + off), blp = get16(fb->fci + off + 2);
+    for (unsigned bit = 0; bit <= 16; bit++) {
+      if (bit && !(blp & (1u << (bit - 1))))
+        continue;
+      if (n < cap)
+        seqs[n++] = (uint16_t)(pid + bit);
+      else
+        extra++;
+    }
+  }
+  if (more)
+    *more = extra;
+  return (int)n;
+}
+
+int urtp_rtcp_fir_count(const urtp_rtcp_fb_t *fb)
+{
+  return fb->fci_len % 8 ? -EBADMSG : (int)(fb->fci_len / 8);
+}
+
+void urtp_rtcp_fir_entry(const urtp_rtcp_fb_t *fb, unsigned i, uint32_t *ssrc, uint8_t *seq)
+{
+  *ssrc = get32(fb->fci + 8 * (size_t)i);
+  *seq = fb->fci[8 * (size_t)i + 4];
+}
+
 /* --- parsing --------------------------------------------------------------- */
 
 void urtp_rtcp_iter_init(urtp_rtcp_iter_t *it, const uint8_t *buf, size_t len)

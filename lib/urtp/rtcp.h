@@ -166,6 +166,37 @@ int urtp_rtcp_write_bye(urtp_rtcp_writer_t *w, const uint32_t *ssrcs, unsigned n
                         const char *reason);
 int urtp_rtcp_write_app(urtp_rtcp_writer_t *w, const urtp_rtcp_app_t *app);
 
+/* --- feedback messages (RFC 4585 6.2.1 and 6.3.1, RFC 5104 4.3.1) --------- */
+
+#define URTP_RTCP_FMT_NACK 1          /* RTPFB: generic NACK */
+#define URTP_RTCP_FMT_PLI 1           /* PSFB: picture loss indication */
+#define URTP_RTCP_FMT_FIR 4           /* PSFB: full intra request */
+/* Sequence numbers one generic NACK carries at most (PID/BLP pairs). */
+#define URTP_RTCP_MAX_NACK_PAIRS 64
+
+/* Generic NACK from sender_ssrc about media_ssrc: seqs[0..n) lost, in
+ * ascending order (RFC 1982, so across a wrap), packed into PID/BLP pairs
+ * (a pair names a PID and any of the 16 after it). -EINVAL for n == 0,
+ * seqs out of order, or more than URTP_RTCP_MAX_NACK_PAIRS pairs. */
+int urtp_rtcp_write_nack(urtp_rtcp_writer_t *w, uint32_t sender_ssrc, uint32_t media_ssrc,
+                         const uint16_t *seqs, unsigned n);
+int urtp_rtcp_write_pli(urtp_rtcp_writer_t *w, uint32_t sender_ssrc, uint32_t media_ssrc);
+/* FIR for media_ssrc with command sequence number seq (RFC 5104: one more
+ * for each new request, the same for a repetition). */
+int urtp_rtcp_write_fir(urtp_rtcp_writer_t *w, uint32_t sender_ssrc, uint32_t media_ssrc,
+                        uint8_t seq);
+
+/* A generic NACK's lost sequence numbers (fb from urtp_rtcp_parse_fb with
+ * fmt URTP_RTCP_FMT_NACK), in the order the pairs give them, at most cap
+ * into seqs; *more (may be NULL) counts those that did not fit. Returns how
+ * many were written, or -EBADMSG (no pair, or FCI not whole pairs). */
+int urtp_rtcp_nack_seqs(const urtp_rtcp_fb_t *fb, uint16_t *seqs, unsigned cap,
+                        unsigned *more);
+/* A FIR's entries: how many (0 or more), -EBADMSG if the FCI is not whole
+ * entries; entry i (< count): its SSRC and command sequence number. */
+int urtp_rtcp_fir_count(const urtp_rtcp_fb_t *fb);
+void urtp_rtcp_fir_entry(const urtp_rtcp_fb_t *fb, unsigned i, uint32_t *ssrc, uint8_t *seq);
+
 /* --- parsing a compound packet at once ----------------------------------- */
 
 #define URTP_RTCP_REDUCED_SIZE 1u     /* flag: RFC 5506 compounds are valid */

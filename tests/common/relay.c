@@ -18,33 +18,65 @@ static uint64_t mono_ns(void)
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static double rnd(relay_t *r)
+/* xorshift64*: deterministic for a seed, good enough for impairment. */
+static double rnd_of(uint64_t *state)
 {
-  /* xorshift64*: deterministic for a seed, good enough for impairment. */
-  uint64_t x = r->rng;
+  uint64_t x = *state;
   x ^= x >> 12;
   x ^= x << 25;
   x ^= x >> 27;
-  r->rng = x;
+  *state = x;
   return (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / (double)(1ULL << 53);
 }
 
-static void send_now(relay_t *r, const uint8_t *data, size_t len)
+static double rnd(relay_t *r)
 {
-  if (send(r->out_fd, data, len, 0) == (ssize_t)len)
-    r->stats.forwarded++;
+  return rnd_of(&r->rng);
 }
 
-static void forward(relay_t *r, const uint8_t *data, size_t len)
+static void send_now(relay_t *r, const uint8_t *data, size_t len, bool back)
+{
+  if (back) {
+    if (r->last_from_len && sendto(r->in_fd, data, len, 0, (struct sockaddr *)&r->last_from,
+                                   r->last_from_len) == (ssize_t)len)
+      r->stats.back_forwarded++;
+  } else if (send(r->out_fd, data, len, 0) == (ssize_t)len) {
+    r->stats.forwarded++;
+  }
+}
+
+static void forward_dir(relay_t *r, const uint8_t *data, size_t len, bool back)
 {
   if (!r->cfg.delay_ms || r->ndelayed == RELAY_MAX_DELAYED || len > sizeof(r->delayed[0].data)) {
-    send_now(r, data, len);
+    send_now(r, data, len, back);
     return;
   }
   struct delayed *d = &r->delayed[(r->delayed_head + r->ndelayed++) % RELAY_MAX_DELAYED];
   d->due = mono_ns() + (uint64_t)r->cfg.delay_ms * 1000000ull;
+  d->back = back;
   d->len = (uint16_t)len;
   memcpy(d->data, data, len);
+}
+
+static void forward(relay_t *r, const uint8_t *data, size_t len)
+{
+  forward_dir(r, data, len, false);
+}
+
+/* A reply from the destination: back to the last sender, or lost. */
+static void relay_back(relay_t *r, uint8_t *buf, size_t cap)
+{
+  ssize_t n = recv(r->out_fd, buf, cap, MSG_DONTWAIT);
+  if (n < 0)
+    return;
+  r->stats.back_received++;
+  if (!r->cfg.reverse)
+    return;
+  if (rnd_of(&r->rng_back) < r->cfg.reverse_drop) {
+    r->stats.back_dropped++;
+    return;
+  }
+  forward_dir(r, buf, (size_t)n, true);
 }
 
 /* Sends what has waited out the delay (everything with all); returns the
@@ -56,7 +88,7 @@ static int send_delayed(relay_t *r, bool all)
     struct delayed *d = &r->delayed[r->delayed_head];
     if (!all && d->due > now)
       return (int)((d->due - now + 999999) / 1000000);
-    send_now(r, d->data, d->len);
+    send_now(r, d->data, d->len, d->back);
     r->delayed_head = (r->delayed_head + 1) % RELAY_MAX_DELAYED;
     r->ndelayed--;
   }
@@ -92,7 +124,8 @@ static void *run(void *arg)
 {
   relay_t *r = arg;
   uint8_t buf[65536];
-  struct pollfd pfd[2] = {{r->in_fd, POLLIN, 0}, {r->stop_fd, POLLIN, 0}};
+  struct pollfd pfd[3] = {{r->in_fd, POLLIN, 0}, {r->stop_fd, POLLIN, 0},
+                          {r->out_fd, POLLIN, 0}};
 
   uint64_t last_rx = mono_ns();
   for (;;) {
@@ -109,16 +142,23 @@ static void *run(void *arg)
       if (timeout < 0 || idle < timeout)
         timeout = idle;
     }
-    int n_ready = poll(pfd, 2, timeout);
+    int n_ready = poll(pfd, 3, timeout);
     if (n_ready < 0 && errno != EINTR)
       break;
     if (pfd[1].revents)
       break;
     if (n_ready <= 0)
       continue;
-    ssize_t n = recv(r->in_fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (pfd[2].revents)
+      relay_back(r, buf, sizeof buf);
+    struct sockaddr_storage from;
+    socklen_t from_len = sizeof from;
+    ssize_t n = recvfrom(r->in_fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from,
+                         &from_len);
     if (n < 0)
       continue;
+    r->last_from = from;
+    r->last_from_len = from_len;
     last_rx = mono_ns();
     r->stats.received++;
     if (r->ntrace < RELAY_MAX_TRACE && n >= 12)
@@ -132,9 +172,17 @@ static void *run(void *arg)
     }
     /* Draw all three numbers for every datagram so the pattern of one
      * impairment does not shift with the probabilities of the others. */
-    double d = rnd(r), u = rnd(r), o = rnd(r);
-    if (d < r->cfg.drop) {
+    double d = rnd(r), u = rnd(r), o = rnd(r), loss = r->cfg.drop;
+    if (r->cfg.burst_p > 0) {
+      /* a fourth number only then: patterns without bursts stay as they were */
+      double g = rnd(r);
+      r->bad = r->bad ? !(g < r->cfg.burst_r) : g < r->cfg.burst_p;
+      if (r->bad)
+        loss = r->cfg.burst_loss > 0 ? r->cfg.burst_loss : 1.0;
+    }
+    if (d < loss) {
       r->stats.dropped++;
+      r->stats.burst_dropped += r->bad;
       if (n >= 4 && r->ndropped_seqs < RELAY_MAX_DROPS)
         r->dropped_seqs[r->ndropped_seqs++] = (uint16_t)(buf[2] << 8 | buf[3]);
       if (r->ntrace && n >= 12 && r->ntrace <= RELAY_MAX_TRACE)
@@ -164,6 +212,7 @@ int relay_start(relay_t *r, const relay_config_t *cfg)
   memset(r, 0, sizeof(*r));
   r->cfg = *cfg;
   r->rng = cfg->seed ? cfg->seed : 1;
+  r->rng_back = r->rng ^ 0x9e3779b97f4a7c15ull;
   r->in_fd = r->out_fd = r->stop_fd = -1;
   r->held = calloc(RELAY_MAX_HELD, sizeof(*r->held));
   r->dropped_seqs = calloc(RELAY_MAX_DROPS, sizeof(*r->dropped_seqs));

@@ -18,6 +18,19 @@
  * A time delay (delay_ms) holds every forwarded datagram that long after it
  * arrived, as a longer path would, keeping their order; it is the only
  * impairment that depends on time.
+ *
+ * Bursty loss (a Gilbert-Elliott model, burst_p > 0): each datagram first
+ * moves the channel from good to bad with probability burst_p, or from bad
+ * to good with burst_r; in the bad state it is lost with burst_loss (0:
+ * always), in the good state with `drop`. The mean burst is 1 / burst_r
+ * datagrams; the long-run loss drop * r / (p + r) + burst_loss * p / (p + r).
+ *
+ * The way back (reverse): what the destination sends to the relay's
+ * forwarding socket (replies to where the datagrams came from: RTCP
+ * receiver reports, NACKs) goes back to the last sender on the listening
+ * port, through the same delay (a round trip of 2 x delay_ms), lost with
+ * reverse_drop from a random stream of its own (the forward pattern stays
+ * that of the seed). Without it such datagrams are dropped unread.
  */
 #ifndef URTP_TEST_RELAY_H
 #define URTP_TEST_RELAY_H
@@ -25,6 +38,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 typedef struct relay_config {
   uint64_t seed;
@@ -34,10 +48,15 @@ typedef struct relay_config {
   uint16_t to_port;             /* forward to 127.0.0.1:to_port */
   unsigned skip_first;          /* forward the first N untouched (stream start) */
   unsigned delay_ms;            /* every forwarded datagram this much later */
+  double burst_p, burst_r, burst_loss;  /* Gilbert-Elliott; burst_p 0: off */
+  bool reverse;                 /* relay the destination's replies back */
+  double reverse_drop;
 } relay_config_t;
 
 typedef struct relay_stats {
   uint64_t received, forwarded, dropped, duplicated, reordered;
+  uint64_t burst_dropped;       /* of dropped: in the bad state */
+  uint64_t back_received, back_forwarded, back_dropped;
 } relay_stats_t;
 
 #define RELAY_MAX_HELD 256
@@ -57,7 +76,10 @@ typedef struct relay {
   int in_fd, out_fd, stop_fd;
   uint16_t port;                /* the relay listens on 127.0.0.1:port */
   pthread_t thread;
-  uint64_t rng;
+  uint64_t rng, rng_back;
+  bool bad;                     /* Gilbert-Elliott state */
+  struct sockaddr_storage last_from;  /* the last sender on the listening port */
+  socklen_t last_from_len;
   struct held {
     uint64_t due;               /* forward when received reaches this */
     uint16_t len;
@@ -66,6 +88,7 @@ typedef struct relay {
   unsigned nheld;
   struct delayed {
     uint64_t due;               /* CLOCK_MONOTONIC ns */
+    bool back;                  /* on the way back */
     uint16_t len;
     uint8_t data[2048];
   } *delayed;                   /* a ring, in order of due time */

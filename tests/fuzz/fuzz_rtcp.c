@@ -59,6 +59,43 @@ static void check_info(const urtp_rtcp_info_t *in)
   }
 }
 
+/* A NACK's numbers and a FIR's entries stay within the FCI; each PID/BLP
+ * pair's numbers, built again, give the same pair. */
+static void check_feedback(const urtp_rtcp_fb_t *fb)
+{
+  static uint16_t seqs[17 * 64];
+  unsigned more = 0;
+  int n = urtp_rtcp_nack_seqs(fb, seqs, 17 * 64, &more);
+  ASSERT(n == -EBADMSG ? fb->fci_len == 0 || fb->fci_len % 4 : n >= 1);
+  if (n > 0 && fb->fci_len / 4 <= URTP_RTCP_MAX_NACK_PAIRS && !more) {
+    /* as one NACK of its own pairs: ascending within a pair's window */
+    static uint8_t out[1024];
+    urtp_rtcp_writer_t w;
+    unsigned pairs = (unsigned)(fb->fci_len / 4), k = 0;
+    for (unsigned i = 0; i < pairs; i++) {
+      uint16_t pid = (uint16_t)(fb->fci[4 * i] << 8 | fb->fci[4 * i + 1]);
+      unsigned m = 0;
+      uint16_t one[17];
+      one[m++] = pid;
+      for (unsigned bit = 0; bit < 16; bit++)
+        if ((fb->fci[4 * i + 2] << 8 | fb->fci[4 * i + 3]) & (1u << bit))
+          one[m++] = (uint16_t)(pid + bit + 1);
+      urtp_rtcp_writer_init(&w, out, sizeof out);
+      ASSERT(urtp_rtcp_write_nack(&w, 1, 2, one, m) == 0);
+      ASSERT(w.len == 16 && memcmp(out + 12, fb->fci + 4 * i, 4) == 0);
+      k += m;
+    }
+    ASSERT(k == (unsigned)n);
+  }
+  int firs = urtp_rtcp_fir_count(fb);
+  ASSERT(firs == -EBADMSG ? fb->fci_len % 8 != 0 : (size_t)firs * 8 == fb->fci_len);
+  for (int i = 0; i < firs; i++) {
+    uint32_t ssrc;
+    uint8_t seq;
+    urtp_rtcp_fir_entry(fb, (unsigned)i, &ssrc, &seq);
+  }
+}
+
 /* The packets tile [buf, buf + len), padding included. */
 static unsigned check_tiling(const uint8_t *buf, size_t len)
 {
@@ -104,8 +141,10 @@ static unsigned check_tiling(const uint8_t *buf, size_t len)
     if (urtp_rtcp_parse_app(&p, &app) == 0)
       within(app.data, app.len);
     urtp_rtcp_fb_t fb;
-    if (urtp_rtcp_parse_fb(&p, &fb) == 0)
+    if (urtp_rtcp_parse_fb(&p, &fb) == 0) {
       within(fb.fci, fb.fci_len);
+      check_feedback(&fb);
+    }
   }
   if (r == 0)
     ASSERT(at == buf + len);

@@ -261,6 +261,100 @@ static void test_app(void)
   CHECK_EQ(in.apps[0].len, 4);
 }
 
+/* Generic NACK (RFC 4585 6.2.1), across a sequence number wrap: a pair
+ * covers its PID and the 16 after it, BLP bit i meaning PID + i + 1. */
+static const uint8_t nack_bytes[] = {
+  0x81, 0xcd, 0x00, 0x04, 0x11, 0x11, 0x11, 0x11, 0x22, 0x22, 0x22, 0x22,
+  0xff, 0xfa, 0x80, 0x31,       /* 65530; 65531, 65535, 0, 10 */
+  0x00, 0x14, 0x00, 0x00,       /* 20 */
+};
+static const uint8_t pli_bytes[] = {
+  0x81, 0xce, 0x00, 0x02, 0x11, 0x11, 0x11, 0x11, 0x22, 0x22, 0x22, 0x22,
+};
+/* FIR (RFC 5104 4.3.1): media source 0 in the header, the FCI names it */
+static const uint8_t fir_bytes[] = {
+  0x84, 0xce, 0x00, 0x04, 0x11, 0x11, 0x11, 0x11, 0x00, 0x00, 0x00, 0x00,
+  0x22, 0x22, 0x22, 0x22, 0x07, 0x00, 0x00, 0x00,
+};
+
+static void test_feedback(void)
+{
+  static const uint16_t lost[] = { 65530, 65531, 65531, 65535, 0, 10, 20 };
+  uint8_t buf[128];
+  urtp_rtcp_writer_t w;
+  urtp_rtcp_writer_init(&w, buf, sizeof buf);
+  CHECK_EQ(urtp_rtcp_write_nack(&w, 0x11111111, 0x22222222, lost, 7), 0);
+  CHECK_EQ(w.len, sizeof nack_bytes);
+  CHECK_MEM(buf, nack_bytes, sizeof nack_bytes);
+  urtp_rtcp_writer_init(&w, buf, sizeof buf);
+  CHECK_EQ(urtp_rtcp_write_pli(&w, 0x11111111, 0x22222222), 0);
+  CHECK_EQ(w.len, sizeof pli_bytes);
+  CHECK_MEM(buf, pli_bytes, sizeof pli_bytes);
+  urtp_rtcp_writer_init(&w, buf, sizeof buf);
+  CHECK_EQ(urtp_rtcp_write_fir(&w, 0x11111111, 0x22222222, 7), 0);
+  CHECK_EQ(w.len, sizeof fir_bytes);
+  CHECK_MEM(buf, fir_bytes, sizeof fir_bytes);
+
+  /* parsed back */
+  urtp_rtcp_iter_t it;
+  urtp_rtcp_pkt_t pkt;
+  urtp_rtcp_fb_t fb;
+  urtp_rtcp_iter_init(&it, nack_bytes, sizeof nack_bytes);
+  REQUIRE(urtp_rtcp_next(&it, &pkt) == 1);
+  REQUIRE(urtp_rtcp_parse_fb(&pkt, &fb) == 0);
+  CHECK_EQ(pkt.type, URTP_RTCP_RTPFB);
+  CHECK_EQ(fb.fmt, URTP_RTCP_FMT_NACK);
+  CHECK_EQ(fb.sender_ssrc, 0x11111111);
+  CHECK_EQ(fb.media_ssrc, 0x22222222);
+  uint16_t seqs[8];
+  unsigned more = 99;
+  REQUIRE(urtp_rtcp_nack_seqs(&fb, seqs, 8, &more) == 6);
+  CHECK_EQ(more, 0);
+  static const uint16_t want[] = { 65530, 65531, 65535, 0, 10, 20 };
+  CHECK_MEM(seqs, want, sizeof want);
+  CHECK_EQ(urtp_rtcp_nack_seqs(&fb, seqs, 4, &more), 4);
+  CHECK_EQ(more, 2);
+  urtp_rtcp_iter_init(&it, fir_bytes, sizeof fir_bytes);
+  REQUIRE(urtp_rtcp_next(&it, &pkt) == 1);
+  REQUIRE(urtp_rtcp_parse_fb(&pkt, &fb) == 0);
+  CHECK_EQ(fb.fmt, URTP_RTCP_FMT_FIR);
+  REQUIRE(urtp_rtcp_fir_count(&fb) == 1);
+  uint32_t ssrc = 0;
+  uint8_t fseq = 0;
+  urtp_rtcp_fir_entry(&fb, 0, &ssrc, &fseq);
+  CHECK_EQ(ssrc, 0x22222222);
+  CHECK_EQ(fseq, 7);
+  /* a reduced-size compound of feedback alone passes; counted */
+  urtp_rtcp_info_t in;
+  REQUIRE(urtp_rtcp_parse(pli_bytes, sizeof pli_bytes, URTP_RTCP_REDUCED_SIZE, &in) == 0);
+  CHECK_EQ(in.feedback, 1);
+
+  /* limits: nothing, out of order, too many pairs, FCI not whole pairs */
+  urtp_rtcp_writer_init(&w, buf, sizeof buf);
+  CHECK_EQ(urtp_rtcp_write_nack(&w, 1, 2, lost, 0), -EINVAL);
+  static const uint16_t backwards[] = { 10, 5 };
+  urtp_rtcp_writer_init(&w, buf, sizeof buf);
+  CHECK_EQ(urtp_rtcp_write_nack(&w, 1, 2, backwards, 2), -EINVAL);
+  static uint16_t spread[URTP_RTCP_MAX_NACK_PAIRS + 1];
+  for (unsigned i = 0; i < URTP_RTCP_MAX_NACK_PAIRS + 1; i++)
+    spread[i] = (uint16_t)(i * 17);
+  static uint8_t big[1024];
+  urtp_rtcp_writer_init(&w, big, sizeof big);
+  CHECK_EQ(urtp_rtcp_write_nack(&w, 1, 2, spread, URTP_RTCP_MAX_NACK_PAIRS), 0);
+  CHECK_EQ(w.len, 12 + 4 * URTP_RTCP_MAX_NACK_PAIRS);
+  urtp_rtcp_writer_init(&w, big, sizeof big);
+  CHECK_EQ(urtp_rtcp_write_nack(&w, 1, 2, spread, URTP_RTCP_MAX_NACK_PAIRS + 1), -EINVAL);
+  urtp_rtcp_writer_init(&w, buf, 16);
+  CHECK_EQ(urtp_rtcp_write_nack(&w, 1, 2, lost, 7), -ENOSPC);
+  CHECK_EQ(w.len, 0);
+  fb.fci_len = 6;
+  CHECK_EQ(urtp_rtcp_nack_seqs(&fb, seqs, 8, NULL), -EBADMSG);
+  fb.fci_len = 0;
+  CHECK_EQ(urtp_rtcp_nack_seqs(&fb, seqs, 8, NULL), -EBADMSG);
+  fb.fci_len = 12;
+  CHECK_EQ(urtp_rtcp_fir_count(&fb), -EBADMSG);
+}
+
 /* SR + SDES + BYE + APP built in one writer equal the concatenation. */
 static void test_compound(void)
 {
@@ -1010,6 +1104,7 @@ int main(void)
   TAP_RUN(test_sdes);
   TAP_RUN(test_bye);
   TAP_RUN(test_app);
+  TAP_RUN(test_feedback);
   TAP_RUN(test_compound);
   TAP_RUN(test_foreign);
   TAP_RUN(test_captured);
