@@ -102,6 +102,31 @@ collect_rtcp (GstElement * a, GstElement * b, guint ms, guint * srs,
       gst_object_unref (bus[i]);
 }
 
+static G_GNUC_UNUSED void
+play (GstElement * p)
+{
+  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+}
+
+static G_GNUC_UNUSED void
+stop (GstElement * p)
+{
+  gst_element_set_state (p, GST_STATE_NULL);
+  gst_object_unref (p);
+}
+
+/* Plays a, then b (may be NULL), for `ms`, collecting uvgrtp-rtcp
+ * messages (collect_rtcp). */
+static G_GNUC_UNUSED void
+run_for (GstElement * a, GstElement * b, guint ms, guint * srs, guint * rrs)
+{
+  play (a);
+  if (b)
+    play (b);
+  collect_rtcp (a, b, ms, srs, rrs);
+}
+
 static G_GNUC_UNUSED GstStructure *
 stats_of (GstElement * pipeline, const gchar * name)
 {
@@ -171,6 +196,30 @@ set_rtpbin_interval (GstElement * pipeline)
     g_object_unref (session);
   }
   gst_object_unref (rb);
+}
+
+/* Our sink (stats ss) -> our source (stats rs), reports both ways: the
+ * receiver has at least n sender reports with the sender's CNAME and sent
+ * n of its own; the sender has at least n receiver reports, none refused,
+ * with a round trip of loopback; at least n messages of each kind. */
+static G_GNUC_UNUSED void
+check_ours (const GstStructure * ss, const GstStructure * rs, guint srs,
+    guint rrs, guint n, const gchar * cname)
+{
+  gint64 rtt;
+
+  fail_unless (u64 (rs, "sr-received") >= n);
+  fail_unless_equals_string (gst_structure_get_string (rs, "sender-cname"),
+      cname);
+  fail_unless (u64 (rs, "rtcp-sent") >= n);
+  fail_unless (srs >= n, "%u sr messages", srs);
+  fail_unless (u64 (ss, "rr-received") >= n);
+  fail_unless (u64 (ss, "rtcp-sent") >= n);
+  fail_unless_equals_uint64 (u64 (ss, "rtcp-bad"), 0);
+  fail_unless (gst_structure_get_int64 (ss, "round-trip-time", &rtt));
+  fail_unless (rtt >= 0 && rtt < 50 * GST_MSECOND, "rtt %" G_GINT64_FORMAT,
+      rtt);
+  fail_unless (rrs >= n, "%u rr messages", rrs);
 }
 
 #endif

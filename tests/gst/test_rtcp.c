@@ -21,18 +21,6 @@
 
 #define MIN_INTERVAL "300000000" /* ns: reports every few hundred ms */
 
-/* Plays the pipelines for `ms`, collecting uvgrtp-rtcp messages. */
-static void
-run_for (GstElement * a, GstElement * b, guint ms, guint * srs, guint * rrs)
-{
-  fail_unless (gst_element_set_state (a, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE);
-  if (b)
-    fail_unless (gst_element_set_state (b, GST_STATE_PLAYING) !=
-        GST_STATE_CHANGE_FAILURE);
-  collect_rtcp (a, b, ms, srs, rrs);
-}
-
 static const gchar *const H264 =
     "videotestsrc is-live=true pattern=ball ! video/x-raw,width=320,height=240,"
     "framerate=30/1 ! x264enc tune=zerolatency speed-preset=ultrafast "
@@ -57,23 +45,12 @@ GST_START_TEST (test_ours)
   rs = stats_of (recv, "src");
   GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
   GST_INFO ("src: %" GST_PTR_FORMAT, rs);
-  /* the receiver has the sender's reports, name and counts */
-  fail_unless (u64 (rs, "sr-received") >= 2);
-  fail_unless_equals_string (gst_structure_get_string (rs, "sender-cname"),
-      "alice@test");
-  fail_unless (u64 (rs, "rtcp-sent") >= 2);
+  /* each side has the other's reports (the round trip from DLSR/LSR in
+   * 1/65536 s), the sender's name and counts; nothing lost */
+  check_ours (ss, rs, srs, rrs, 2, "alice@test");
   fail_unless_equals_uint64 (u64 (rs, "rtcp-bad"), 0);
-  fail_unless (srs >= 2, "%u sr messages", srs);
-  /* the sender has the receiver's reports: nothing lost, a round trip of
-   * loopback (DLSR/LSR in 1/65536 s) */
-  fail_unless (u64 (ss, "rr-received") >= 2);
-  fail_unless (u64 (ss, "rtcp-sent") >= 2);
   fail_unless (gst_structure_get_int (ss, "packets-lost", &lost));
   fail_unless_equals_int (lost, 0);
-  fail_unless (gst_structure_get_int64 (ss, "round-trip-time", &rtt));
-  fail_unless (rtt >= 0 && rtt < 50 * GST_MSECOND, "rtt %" G_GINT64_FORMAT,
-      rtt);
-  fail_unless (rrs >= 2, "%u rr messages", rrs);
   /* one receiver in the table: ours, with its round trip */
   {
     const GValue *arr = gst_structure_get_value (ss, "receivers");
@@ -93,10 +70,8 @@ GST_START_TEST (test_ours)
   }
   gst_structure_free (ss);
   gst_structure_free (rs);
-  gst_element_set_state (send, GST_STATE_NULL);
-  gst_element_set_state (recv, GST_STATE_NULL);
-  gst_object_unref (send);
-  gst_object_unref (recv);
+  stop (send);
+  stop (recv);
 }
 
 GST_END_TEST;
@@ -152,10 +127,8 @@ GST_START_TEST (test_to_rtpbin)
   gst_structure_free (sst);
   g_object_unref (src);
   gst_structure_free (ss);
-  gst_element_set_state (send, GST_STATE_NULL);
-  gst_element_set_state (recv, GST_STATE_NULL);
-  gst_object_unref (send);
-  gst_object_unref (recv);
+  stop (send);
+  stop (recv);
 }
 
 GST_END_TEST;
@@ -216,10 +189,8 @@ GST_START_TEST (test_from_rtpbin)
   g_object_unref (src);
 
   gst_structure_free (rs);
-  gst_element_set_state (send, GST_STATE_NULL);
-  gst_element_set_state (recv, GST_STATE_NULL);
-  gst_object_unref (send);
-  gst_object_unref (recv);
+  stop (send);
+  stop (recv);
 }
 
 GST_END_TEST;
@@ -292,24 +263,14 @@ GST_START_TEST (test_mux_ours)
   GstElement *sink = gst_bin_get_by_name (GST_BIN (send), "sink");
   GstStructure *ss, *rs;
   gchar *sdp = NULL;
-  gint64 rtt;
 
   run_for (recv, send, 2500, &srs, &rrs);
   ss = stats_of (send, "sink");
   rs = stats_of (recv, "src");
   GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
   GST_INFO ("src: %" GST_PTR_FORMAT, rs);
-  fail_unless (u64 (rs, "sr-received") >= 2);
-  fail_unless_equals_string (gst_structure_get_string (rs, "sender-cname"),
-      "alice@test");
-  fail_unless (u64 (rs, "rtcp-sent") >= 2);
+  check_ours (ss, rs, srs, rrs, 2, "alice@test");
   fail_unless_equals_uint64 (u64 (rs, "rtcp-bad"), 0);
-  fail_unless (srs >= 2, "%u sr messages", srs);
-  fail_unless (u64 (ss, "rr-received") >= 2);
-  fail_unless_equals_uint64 (u64 (ss, "rtcp-bad"), 0);
-  fail_unless (gst_structure_get_int64 (ss, "round-trip-time", &rtt));
-  fail_unless (rtt >= 0 && rtt < 50 * GST_MSECOND);
-  fail_unless (rrs >= 2, "%u rr messages", rrs);
   /* every frame still made it: RTCP among the datagrams took nothing */
   {
     gint lost = -1;
@@ -325,10 +286,8 @@ GST_START_TEST (test_mux_ours)
   gst_object_unref (sink);
   gst_structure_free (ss);
   gst_structure_free (rs);
-  gst_element_set_state (send, GST_STATE_NULL);
-  gst_element_set_state (recv, GST_STATE_NULL);
-  gst_object_unref (send);
-  gst_object_unref (recv);
+  stop (send);
+  stop (recv);
 }
 
 GST_END_TEST;
@@ -372,10 +331,8 @@ GST_START_TEST (test_mux_to_rtpbin)
   gst_structure_free (sst);
   g_object_unref (src);
   gst_structure_free (ss);
-  gst_element_set_state (send, GST_STATE_NULL);
-  gst_element_set_state (recv, GST_STATE_NULL);
-  gst_object_unref (send);
-  gst_object_unref (recv);
+  stop (send);
+  stop (recv);
   g_object_unref (sock);
 }
 
@@ -424,10 +381,8 @@ GST_START_TEST (test_mux_from_rtpbin)
   gst_structure_free (st);
   g_object_unref (src);
   gst_structure_free (rs);
-  gst_element_set_state (send, GST_STATE_NULL);
-  gst_element_set_state (recv, GST_STATE_NULL);
-  gst_object_unref (send);
-  gst_object_unref (recv);
+  stop (send);
+  stop (recv);
   g_object_unref (sock);
 }
 

@@ -34,57 +34,6 @@
 #define OUR_INTERVAL "300000000"        /* ns, uvgrtpsink / uvgrtpsrc */
 #define THEIR_INTERVAL "300"    /* ms, rtpsend's min-rtcp-interval */
 
-/* Plays both pipelines for `ms` (b starts after a), failing on an error
- * message; counts our elements' "uvgrtp-rtcp" messages by type. */
-static void
-play_for (GstElement * a, GstElement * b, guint ms, guint * srs, guint * rrs)
-{
-  GstElement *p[2] = { a, b };
-  gint64 end;
-
-  *srs = *rrs = 0;
-  for (guint i = 0; i < 2; i++)
-    fail_unless (gst_element_set_state (p[i], GST_STATE_PLAYING) !=
-        GST_STATE_CHANGE_FAILURE);
-  end = g_get_monotonic_time () + (gint64) ms * 1000;
-  while (g_get_monotonic_time () < end) {
-    for (guint i = 0; i < 2; i++) {
-      GstBus *bus = gst_element_get_bus (p[i]);
-      GstMessage *m;
-      while ((m = gst_bus_pop (bus))) {
-        const GstStructure *s = gst_message_get_structure (m);
-        if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR) {
-          GError *e;
-          gchar *dbg = NULL;
-          gst_message_parse_error (m, &e, &dbg);
-          fail ("error from %s: %s (%s)", GST_OBJECT_NAME (m->src),
-              e->message, dbg ? dbg : "");
-        }
-        if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ELEMENT && s
-            && gst_structure_has_name (s, "uvgrtp-rtcp")) {
-          const gchar *t = gst_structure_get_string (s, "type");
-          if (g_strcmp0 (t, "sr") == 0)
-            (*srs)++;
-          else if (g_strcmp0 (t, "rr") == 0)
-            (*rrs)++;
-        }
-        gst_message_unref (m);
-      }
-      gst_object_unref (bus);
-    }
-    g_usleep (20000);
-  }
-}
-
-static void
-stop (GstElement * a, GstElement * b)
-{
-  gst_element_set_state (a, GST_STATE_NULL);
-  gst_element_set_state (b, GST_STATE_NULL);
-  gst_object_unref (a);
-  gst_object_unref (b);
-}
-
 /* The statistics of SSRC `ssrc` in session 0 of a rtpsend / rtprecv stats
  * structure (owned by `stats`), or NULL. */
 static const GstStructure *
@@ -204,7 +153,7 @@ GST_START_TEST (test_to_rtprecv)
   gst_object_unref (pad);
   gst_object_unref (out);
 
-  play_for (recv, send, 3000, &srs, &rrs);
+  run_for (recv, send, 3000, &srs, &rrs);
   ss = stats_of (send, "sink");
   rst = stats_of (recv, "recv");
   GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
@@ -238,7 +187,8 @@ GST_START_TEST (test_to_rtprecv)
 
   gst_structure_free (ss);
   gst_structure_free (rst);
-  stop (send, recv);
+  stop (send);
+  stop (recv);
 }
 
 GST_END_TEST;
@@ -275,7 +225,7 @@ GST_START_TEST (test_from_rtpsend)
   gst_object_unref (pad);
   gst_object_unref (out);
 
-  play_for (recv, send, 3000, &srs, &rrs);
+  run_for (recv, send, 3000, &srs, &rrs);
   rs = stats_of (recv, "src");
   sst = stats_of (send, "rsend");
   GST_INFO ("src: %" GST_PTR_FORMAT, rs);
@@ -317,7 +267,8 @@ GST_START_TEST (test_from_rtpsend)
 
   gst_structure_free (rs);
   gst_structure_free (sst);
-  stop (send, recv);
+  stop (send);
+  stop (recv);
 }
 
 GST_END_TEST;

@@ -33,20 +33,6 @@ static const gchar *const H264 =
     "framerate=30/1 ! x264enc tune=zerolatency speed-preset=ultrafast "
     "key-int-max=30 ! video/x-h264,stream-format=byte-stream,alignment=au";
 
-static void
-play (GstElement * p)
-{
-  fail_unless (gst_element_set_state (p, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE);
-}
-
-static void
-stop (GstElement * p)
-{
-  gst_element_set_state (p, GST_STATE_NULL);
-  gst_object_unref (p);
-}
-
 /* Sends one datagram to 127.0.0.1:port from a socket of its own. */
 static void
 send_to (gint port, const guint8 * data, gsize len)
@@ -119,39 +105,23 @@ GST_START_TEST (test_ours)
   GstStructure *ss, *rs;
   guint64 sr0, rr0;
   gint lost;
-  gint64 rtt;
   guint8 fake[128];
   gsize n;
 
-  play (recv);
-  play (send);
-  collect_rtcp (recv, send, 2500, &srs, &rrs);
+  run_for (recv, send, 2500, &srs, &rrs);
   ss = stats_of (send, "sink");
   rs = stats_of (recv, "src");
   GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
   GST_INFO ("src: %" GST_PTR_FORMAT, rs);
-  /* the receiver verified and read the sender's reports */
-  fail_unless (u64 (rs, "sr-received") >= 2);
-  fail_unless_equals_string (gst_structure_get_string (rs, "sender-cname"),
-      "alice@test");
-  fail_unless (u64 (rs, "rtcp-sent") >= 2);
+  /* each side verified and read the other's reports; nothing lost */
+  check_ours (ss, rs, srs, rrs, 2, "alice@test");
   fail_unless_equals_uint64 (u64 (rs, "rtcp-bad"), 0);
   fail_unless_equals_uint64 (u64 (rs, "srtcp-auth-failures"), 0);
   fail_unless_equals_uint64 (u64 (rs, "srtp-auth-failures"), 0);
-  fail_unless (srs >= 2, "%u sr messages", srs);
   fail_unless (gst_structure_get_uint (rs, "ssrc", &src_ssrc));
   fail_unless_equals_int (src_ssrc, ssrc);
-  /* the sender verified and read the receiver's: nothing lost, a round
-   * trip of loopback */
-  fail_unless (u64 (ss, "rr-received") >= 2);
-  fail_unless (u64 (ss, "rtcp-sent") >= 2);
-  fail_unless_equals_uint64 (u64 (ss, "rtcp-bad"), 0);
   fail_unless (gst_structure_get_int (ss, "packets-lost", &lost));
   fail_unless_equals_int (lost, 0);
-  fail_unless (gst_structure_get_int64 (ss, "round-trip-time", &rtt));
-  fail_unless (rtt >= 0 && rtt < 50 * GST_MSECOND, "rtt %" G_GINT64_FORMAT,
-      rtt);
-  fail_unless (rrs >= 2, "%u rr messages", rrs);
   sr0 = u64 (rs, "sr-received");
   rr0 = u64 (ss, "rr-received");
   gst_structure_free (ss);
@@ -257,9 +227,7 @@ GST_START_TEST (test_to_rtpbin)
 
   connect_request_key (recv);
   set_rtpbin_interval (recv);
-  play (recv);
-  play (send);
-  collect_rtcp (recv, send, 3000, &srs, &rrs);
+  run_for (recv, send, 3000, &srs, &rrs);
   ss = stats_of (send, "sink");
   GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
   fail_unless (u64 (ss, "rr-received") >= 1, "no receiver report from rtpbin");
@@ -312,9 +280,7 @@ GST_START_TEST (test_from_rtpbin)
 
   connect_request_key (send);
   set_rtpbin_interval (send);
-  play (send);
-  play (recv);
-  collect_rtcp (send, recv, 3000, &srs, &rrs);
+  run_for (send, recv, 3000, &srs, &rrs);
   rs = stats_of (recv, "src");
   GST_INFO ("src: %" GST_PTR_FORMAT, rs);
   fail_unless (u64 (rs, "sr-received") >= 1, "no sender report from rtpbin");
@@ -362,27 +328,16 @@ GST_START_TEST (test_zrtp)
       "zrtp=true rtcp-mux=%s rtcp-min-interval=" MIN_INTERVAL " ! fakesink",
       p, mux);
   GstStructure *ss, *rs;
-  gint64 rtt;
 
-  play (recv);
-  play (send);
-  collect_rtcp (recv, send, 4000, &srs, &rrs);
+  run_for (recv, send, 4000, &srs, &rrs);
   ss = stats_of (send, "sink");
   rs = stats_of (recv, "src");
   GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
   GST_INFO ("src: %" GST_PTR_FORMAT, rs);
   fail_unless (u64 (rs, "access-units") > 0, "no media: ZRTP did not agree");
-  fail_unless (u64 (rs, "sr-received") >= 2);
-  fail_unless_equals_string (gst_structure_get_string (rs, "sender-cname"),
-      "alice@test");
+  check_ours (ss, rs, srs, rrs, 2, "alice@test");
   fail_unless_equals_uint64 (u64 (rs, "srtcp-auth-failures"), 0);
-  fail_unless (u64 (ss, "rr-received") >= 2);
   fail_unless_equals_uint64 (u64 (ss, "srtcp-auth-failures"), 0);
-  fail_unless_equals_uint64 (u64 (ss, "rtcp-bad"), 0);
-  fail_unless (gst_structure_get_int64 (ss, "round-trip-time", &rtt));
-  fail_unless (rtt >= 0 && rtt < 50 * GST_MSECOND, "rtt %" G_GINT64_FORMAT,
-      rtt);
-  fail_unless (srs >= 2 && rrs >= 2);
   gst_structure_free (ss);
   gst_structure_free (rs);
   stop (send);
