@@ -71,6 +71,15 @@ static urtp_nack_entry_t *find(urtp_nack_t *t, uint64_t seq)
   return NULL;
 }
 
+bool urtp_nack_missing(const urtp_nack_t *t, uint16_t seq)
+{
+  int16_t d = (int16_t)(seq - (uint16_t)t->highest);
+  if (!t->count || d >= 0)
+    return false;
+  const urtp_nack_entry_t *e = find((urtp_nack_t *)t, t->highest - (uint64_t)(-(int32_t)d));
+  return e && (!e->done || e->gave_up);
+}
+
 static void arrived(urtp_nack_t *t, uint64_t seq, uint64_t now)
 {
   urtp_nack_entry_t *e = find(t, seq);

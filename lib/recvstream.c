@@ -11,6 +11,7 @@
 
 #include "urtp/rtcpio.h"
 #include "urtp/rtp.h"
+#include "urtp/rtx.h"
 #include "urtp/scl.h"
 #include "urtp/sync.h"
 #include "urtp/timing.h"
@@ -61,6 +62,19 @@ struct urtp_recvstream {
   int64_t sync_given;
   bool sync_valid;
 
+  /* loss recovery (cfg.nack, cfg.rtx, cfg.request_keyframe) */
+  urtp_nack_t *nack;            /* NULL: no NACKs */
+  bool fb_ok;                   /* where feedback goes is known */
+  bool cur_rtx;                 /* the packet being pushed came as RTX */
+  int media_pt;                 /* the followed source's; -1: none yet */
+  bool rtx_known;               /* the RTX stream's SSRC is known */
+  uint32_t rtx_ssrc;
+  int kf_pending;               /* -1: none; 0: PLI; 1: FIR */
+  bool kf_sent;                 /* one was sent, at kf_last */
+  uint64_t kf_last;
+  uint8_t fir_seq;
+  uint64_t lost_seen;           /* packets given up, when last looked */
+
   bool discont;                 /* next frame DISCONT */
   bool params_due;              /* next frame gets the parameter sets */
 
@@ -102,6 +116,13 @@ static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t arriv
     p = &kept;
   }
   urtp_depay_push_parsed(r->depay, pkt, len, p, arrival);
+  if (r->nack)
+    urtp_nack_packet(r->nack, p->hdr.seq, arrival);
+  /* a retransmission is not the network's own delivery: the reports say
+   * what the network lost, and its transit is not the path's jitter */
+  if (r->cur_rtx && pkt == r->cur_raw)
+    return;
+  r->media_pt = p->hdr.pt;
   if (!r->rx_valid || r->rx.ssrc != p->hdr.ssrc) {
     urtp_rtcp_rx_init(&r->rx, p->hdr.ssrc, p->hdr.seq, r->cfg.clock_rate);
     r->rx_valid = true;
@@ -134,6 +155,10 @@ static void new_stream(urtp_recvstream_t *r)
   r->sync_valid = false;
   r->st.sync_offset = r->st.sync_delay = 0;
   r->st.synced = false;
+  if (r->nack)
+    urtp_nack_reset(r->nack);
+  r->rtx_known = false;
+  r->media_pt = -1;
   urtp_depay_restart(r->depay);
   urtp_timing_reset(&r->timing);
   r->discont = true;
@@ -182,6 +207,8 @@ static void publish(urtp_recvstream_t *r)
   st->waiting = urtp_depay_pending(r->depay);
   st->skew = r->timing.skew;
   st->have_source = urtp_source_current(&r->src, &st->ssrc);
+  if (r->nack)
+    urtp_nack_stats(r->nack, &st->nack);
   st->have_reception = r->rx_valid;
   if (r->rx_valid)
     urtp_rtcp_rx_peek(&r->rx, &st->reception);
@@ -239,7 +266,7 @@ int urtp_recvstream_new(const urtp_recvstream_config_t *cfg, urtp_recvstream_t *
 {
   *out = NULL;
   if (!cfg || (unsigned)cfg->codec > URTP_CODEC_OPUS || cfg->pt < -1 || cfg->pt > 127 ||
-      (cfg->srtp && cfg->zrtp))
+      (cfg->srtp && cfg->zrtp) || (cfg->rtx && (cfg->rtx_pt > 127 || cfg->rtx_pt == cfg->pt)))
     return -EINVAL;
 #ifndef URTP_HAVE_ZRTP_EP
   if (cfg->zrtp)
@@ -263,6 +290,14 @@ int urtp_recvstream_new(const urtp_recvstream_config_t *cfg, urtp_recvstream_t *
     r->cfg.reorder_window = URTP_RECVSTREAM_WINDOW;
   if (!r->cfg.max_packet)
     r->cfg.max_packet = 1500;
+  /* NACKs need something to wait for; a gap must wait for its answer
+   * while a large picture arrives behind it */
+  r->cfg.nack = cfg->nack && r->cfg.latency > 0;
+  if (r->cfg.nack && cfg->codec != URTP_CODEC_OPUS &&
+      r->cfg.reorder_window < URTP_RECVSTREAM_NACK_WINDOW)
+    r->cfg.reorder_window = URTP_RECVSTREAM_NACK_WINDOW;
+  r->media_pt = -1;
+  r->kf_pending = -1;
   pthread_mutex_init(&r->snap_lock, NULL);
 
   int err = -ENOMEM;
@@ -276,6 +311,13 @@ int urtp_recvstream_new(const urtp_recvstream_config_t *cfg, urtp_recvstream_t *
   };
   if ((err = urtp_source_init(&r->src, &sc)) < 0)
     goto fail;
+  if (r->cfg.nack) {
+    urtp_nack_config_t nc = { .deadline = r->cfg.latency };
+    err = -ENOMEM;
+    if (!(r->nack = malloc(sizeof *r->nack)))
+      goto fail;
+    urtp_nack_init(r->nack, &nc);
+  }
   err = -EINVAL;
   if (!(r->depay = make_depay(r)))
     goto fail;
@@ -327,6 +369,7 @@ void urtp_recvstream_free(urtp_recvstream_t *r)
   urtp_depay_free(r->depay);
   urtp_source_destroy(&r->src);
   urtp_sync_member_free(r->sync);
+  free(r->nack);
 #ifdef URTP_HAVE_SRTP
   urtp_srtp_destroy(&r->srtp);
   urtp_srtp_destroy(&r->srtcp_out);
@@ -498,8 +541,19 @@ int urtp_recvstream_push_rtcp(urtp_recvstream_t *r, uint8_t *pkt, size_t len, ui
   return r->st.rtcp_bad != bad ? -EBADMSG : 0;
 }
 
-int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, uint8_t *buf,
-                                size_t cap)
+/* Feedback to send with a report (build_report). */
+typedef struct feedback {
+  const uint16_t *seqs;         /* NACK: these, about the current source */
+  unsigned nseqs;
+  int kf;                       /* -1: no key frame request; 0: PLI; 1: FIR */
+  uint32_t media_ssrc;
+} feedback_t;
+
+/* RR + SDES (+ BYE) (+ feedback) at now into buf, SRTCP-protected with
+ * SRTP. A report with feedback only peeks at the reception statistics:
+ * the regular reports keep their intervals (A.3's fraction lost). */
+static int build_report(urtp_recvstream_t *r, uint64_t now, bool bye, const feedback_t *fb,
+                        uint8_t *buf, size_t cap)
 {
 #ifdef URTP_HAVE_SRTP
   bool secure = r->cfg.srtp || r->cfg.zrtp;
@@ -522,7 +576,10 @@ int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, ui
   unsigned n = 0;
   urtp_rtcp_writer_init(&w, buf, room);
   if (r->rx_valid) {
-    urtp_rtcp_rx_block(&r->rx, &b);
+    if (fb)
+      urtp_rtcp_rx_peek(&r->rx, &b);
+    else
+      urtp_rtcp_rx_block(&r->rx, &b);
     if (r->st.rtcp_sr)
       urtp_rtcp_block_set_lsr(&b, r->st.sr_ntp, r->st.sr_arrival, now);
     n = 1;
@@ -531,6 +588,12 @@ int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, ui
   urtp_rtcp_write_sdes_cname(&w, r->rtcp_ssrc, r->cname);
   if (bye)
     urtp_rtcp_write_bye(&w, &r->rtcp_ssrc, 1, NULL);
+  if (fb && fb->nseqs)
+    urtp_rtcp_write_nack(&w, r->rtcp_ssrc, fb->media_ssrc, fb->seqs, fb->nseqs);
+  if (fb && fb->kf == 0)
+    urtp_rtcp_write_pli(&w, r->rtcp_ssrc, fb->media_ssrc);
+  if (fb && fb->kf == 1)
+    urtp_rtcp_write_fir(&w, r->rtcp_ssrc, fb->media_ssrc, r->fir_seq);
   if (w.err)
     return w.err;
   int len = (int)w.len;
@@ -538,9 +601,87 @@ int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, ui
   if (secure && (len = urtp_srtp_protect_rtcp(&r->srtcp_out, buf, w.len, cap)) < 0)
     return -EPROTO;
 #endif
-  r->st.rtcp_sent++;
+  if (!fb)
+    r->st.rtcp_sent++;
+  return len;
+}
+
+int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, uint8_t *buf,
+                                size_t cap)
+{
+  int len = build_report(r, now, bye, NULL, buf, cap);
   publish(r);
   return len;
+}
+
+/* ---- feedback ---- */
+
+/* Packets given up for lost since the last look: a key frame is wanted. */
+static void note_loss(urtp_recvstream_t *r)
+{
+  if (!r->cfg.request_keyframe)
+    return;
+  uint64_t lost = r->depay_base.seq.lost + urtp_depay_stats(r->depay)->seq.lost;
+  if (lost > r->lost_seen && r->kf_pending < 0)
+    r->kf_pending = 0;
+  r->lost_seen = lost;
+}
+
+void urtp_recvstream_request_keyframe(urtp_recvstream_t *r, bool fir)
+{
+  r->st.keyframe_requests++;
+  if (fir || r->kf_pending < 0)
+    r->kf_pending = fir;
+  publish(r);
+}
+
+/* When the pending key frame request may go; UINT64_MAX: none, or no
+ * source to ask. */
+static uint64_t kf_deadline(const urtp_recvstream_t *r)
+{
+  uint32_t cur;
+  if (r->kf_pending < 0 || !urtp_source_current(&r->src, &cur))
+    return UINT64_MAX;
+  return r->kf_sent ? r->kf_last + URTP_RECVSTREAM_PLI_INTERVAL : 0;
+}
+
+uint64_t urtp_recvstream_feedback_deadline(const urtp_recvstream_t *r)
+{
+  if (!r->fb_ok)
+    return UINT64_MAX;
+  uint64_t a = r->nack ? urtp_nack_next(r->nack) : UINT64_MAX, b = kf_deadline(r);
+  return a < b ? a : b;
+}
+
+/* Sends what feedback is due at now over io, a compound each NACK's worth
+ * (at most a few per call: the rest is due again at once). */
+static void send_feedback(urtp_recvstream_t *r, urtp_rtcpio_t *io, uint64_t now)
+{
+  uint16_t seqs[URTP_RTCP_MAX_NACK_PAIRS * 17];
+  uint8_t buf[URTP_RTCP_MAX_NACK_PAIRS * 4 + 512];
+  feedback_t fb = { .seqs = seqs, .kf = -1 };
+  if (!urtp_source_current(&r->src, &fb.media_ssrc))
+    return;
+  for (int round = 0; round < 8; round++) {
+    fb.nseqs = r->nack ? urtp_nack_due(r->nack, now, seqs, sizeof seqs / sizeof seqs[0]) : 0;
+    fb.kf = kf_deadline(r) <= now ? r->kf_pending : -1;
+    if (!fb.nseqs && fb.kf < 0)
+      return;
+    if (fb.kf >= 0) {
+      /* gone, whether or not it gets out: the next waits its turn */
+      r->kf_pending = -1;
+      r->kf_sent = true;
+      r->kf_last = now;
+      if (fb.kf == 1)
+        r->fir_seq++;
+    }
+    int len = build_report(r, now, false, &fb, buf, sizeof buf);
+    if (len <= 0 || urtp_rtcpio_send_feedback(io, buf, (size_t)len) <= 0)
+      continue;
+    r->st.nacks_sent += fb.nseqs != 0;
+    r->st.pli_sent += fb.kf == 0;
+    r->st.fir_sent += fb.kf == 1;
+  }
 }
 
 /* RTCP that came among the RTP datagrams since the last service (io shares
@@ -576,6 +717,10 @@ int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, urtp_rtcpio_t *io, uint64
           srs++;
         }
       }
+  /* feedback goes once there is somewhere to send it */
+  r->fb_ok = io->dest_len != 0;
+  if (r->fb_ok && urtp_recvstream_feedback_deadline(r) <= now)
+    send_feedback(r, io, now);
   if (mono >= urtp_rtcpio_deadline(io) && urtp_rtcpio_due(io, mono)) {
     uint8_t buf[512];
     int len = urtp_recvstream_rtcp_report(r, now, false, buf, sizeof buf);
@@ -596,6 +741,38 @@ bool urtp_recvstream_rtcp_pending(const urtp_recvstream_t *r)
 uint32_t urtp_recvstream_rtcp_ssrc(const urtp_recvstream_t *r)
 {
   return r->rtcp_ssrc;
+}
+
+/* A datagram of the RTX payload type (parsed into r->cur): unwrapped in
+ * place into the original the tracker misses, reparsed; *pkt and *len
+ * then describe it. Returns whether it goes on: the original, or media of
+ * the followed source that happens to use the RTX payload type. */
+static bool rtx_in(urtp_recvstream_t *r, uint8_t **pkt, size_t *len)
+{
+  uint32_t cur;
+  uint16_t osn;
+  uint8_t *orig;
+  bool have = urtp_source_current(&r->src, &cur);
+  if (have && r->cur.hdr.ssrc == cur)
+    return true;
+  if (!have || !r->nack || r->media_pt < 0 || urtp_rtx_osn(*pkt, *len, &osn) != 0 || !urtp_nack_missing(r->nack, osn)) {
+    r->st.rtx_dropped++;
+    return false;
+  }
+  uint32_t rtx_ssrc = r->cur.hdr.ssrc;
+  int n = urtp_rtx_unwrap(*pkt, *len, (uint8_t)r->media_pt, cur, &orig);
+  if (n < 0 || urtp_rtp_parse(orig, (size_t)n, &r->cur) != 0) {
+    r->st.rtx_dropped++;
+    return false;
+  }
+  /* RFC 4588 5.3: the first answer to a request ties the RTX stream */
+  r->rtx_known = true;
+  r->rtx_ssrc = r->st.rtx_ssrc = rtx_ssrc;
+  r->st.rtx++;
+  r->cur_rtx = true;
+  *pkt = orig;
+  *len = (size_t)n;
+  return true;
 }
 
 /* One datagram; `authed` and `nokeys` collect, per batch, what the ZRTP
@@ -643,6 +820,9 @@ static void push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
     r->st.malformed_rtp++;
     return;
   }
+  r->cur_rtx = false;
+  if (r->cfg.rtx && r->cur.hdr.pt == r->cfg.rtx_pt && !rtx_in(r, &pkt, &len))
+    return;
   if (r->cfg.pt >= 0 && r->cur.hdr.pt != r->cfg.pt) {
     r->st.wrong_pt++;
     return;
@@ -668,6 +848,7 @@ static void after_batch(urtp_recvstream_t *r, const struct sockaddr_storage *aut
   (void)authed;
   (void)nokeys;
 #endif
+  note_loss(r);
   publish(r);
 }
 
@@ -701,6 +882,7 @@ void urtp_recvstream_expire(urtp_recvstream_t *r, uint64_t now)
 {
   urtp_source_expire(&r->src, now, on_packet, on_source_event, r);
   urtp_depay_expire(r->depay, now, r->cfg.latency);
+  note_loss(r);
   publish(r);
 }
 
@@ -708,7 +890,9 @@ uint64_t urtp_recvstream_deadline(const urtp_recvstream_t *r)
 {
   uint64_t a = urtp_depay_deadline(r->depay, r->cfg.latency);
   uint64_t b = urtp_source_deadline(&r->src);
-  return a < b ? a : b;
+  uint64_t c = urtp_recvstream_feedback_deadline(r);
+  a = a < b ? a : b;
+  return a < c ? a : c;
 }
 
 void urtp_recvstream_flush(urtp_recvstream_t *r)
@@ -857,6 +1041,9 @@ bool urtp_recvstream_pop(urtp_recvstream_t *r, urtp_frame_t *f)
       urtp_depay_release(au.data);
       continue;
     }
+    /* a key frame answers the requests made before it */
+    if (au.flags & URTP_AU_KEYFRAME)
+      r->kf_pending = -1;
     f->au = au;
     f->pts = au.pts;
     if (r->sync)

@@ -107,6 +107,20 @@ int urtp_rtcpio_send(urtp_rtcpio_t *io, const uint8_t *buf, size_t len, uint64_t
   return r;
 }
 
+int urtp_rtcpio_send_feedback(urtp_rtcpio_t *io, const uint8_t *buf, size_t len)
+{
+  if (!io->dest_len) {
+    io->unsent++;
+    return 0;
+  }
+  int r = urtp_sock_sendto(&io->sock, buf, len, (const struct sockaddr *)&io->dest, io->dest_len);
+  if (r < 0)
+    io->send_errors++;
+  else
+    io->feedback_sent++;
+  return r;
+}
+
 void urtp_rtcpio_skip(urtp_rtcpio_t *io, uint64_t now)
 {
   urtp_rtcp_members_t m = members(io);

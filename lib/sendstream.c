@@ -2,6 +2,7 @@
 #include "urtp/sendstream.h"
 
 #include <errno.h>
+#include <openssl/rand.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -11,8 +12,11 @@
 
 #include "urtp/au.h"
 #include "urtp/batch.h"
+#include "urtp/history.h"
 #include "urtp/pacer.h"
 #include "urtp/rtcpio.h"
+#include "urtp/rtp.h"
+#include "urtp/rtx.h"
 #include "urtp/pay.h"
 #include "urtp/scl.h"
 #include "urtp/sender.h"
@@ -29,11 +33,13 @@ typedef struct meter {
   int64_t first;                  /* time of the first bytes; -1: none yet */
 } meter_t;
 
-/* Holds of the pushes whose packets are in one batch. */
-typedef struct hold_list {
-  void **v;
-  size_t n, cap;
-} hold_list_t;
+/* RTX packets: the largest RTP packet, the OSN, an SRTP tag. */
+#define RTX_BUF (65535 + 2 + URTP_SRTP_MAX_TRAILER)
+
+struct rtx_bufs {
+  uint8_t orig[65536];
+  uint8_t out[RTX_BUF];
+};
 
 struct urtp_sendstream {
   urtp_sock_t *sock;
@@ -45,6 +51,22 @@ struct urtp_sendstream {
    * compounds taken on any thread, hence the lock */
   pthread_mutex_t srtcp_lock;
   urtp_srtp_t srtcp_out, srtcp_in;
+  /* retransmission (cfg.rtx): the sent batches, and the RTX side that
+   * answers NACKs (rtx_lock: whoever takes RTCP) */
+  bool have_hist;
+  urtp_history_t hist;
+  pthread_mutex_t rtx_lock;
+  urtp_sock_t rtx_sock;           /* a handle of the RTP socket */
+  bool have_rtx_sock;
+  urtp_srtp_t srtp_rtx;
+  struct rtx_bufs *rtx_bufs;
+  urtp_rtx_limiter_t rtx_limit;
+  uint16_t rtx_seq;
+  uint64_t last_keyframe;         /* when a request was last passed on */
+  bool keyframe_asked;
+  uint32_t fir_ssrc;              /* the last FIR's sender and number */
+  uint8_t fir_seq;
+  bool fir_seen;
   /* the RTCP thread (urtp_sendstream_rtcp_start) */
   struct {
     pthread_t thread;
@@ -68,7 +90,7 @@ struct urtp_sendstream {
   /* parameter sets: the current ones change under ps_lock */
   pthread_mutex_t ps_lock;
   urtp_params_t ps;
-  bool batch_refs_ps;             /* the batch being built points into ps */
+  bool refs_ps[2];                /* a set's batch points into ps */
 
   /* access unit being pushed (NAL-aligned input) */
   bool au_vcl_seen;
@@ -84,7 +106,7 @@ struct urtp_sendstream {
   urtp_sender_t *sender;
   unsigned cur;
   urtp_batch_t batch[2], sbatch[2];
-  hold_list_t holds[2];
+  urtp_holds_t holds[2];
   atomic_bool interrupted;        /* the thread's last send was interrupted */
   const urtp_batch_t *int_batch;  /* ... this batch, after int_off packets */
   size_t int_off;
@@ -145,27 +167,26 @@ static void release(urtp_sendstream_t *ss, void *hold)
     ss->cfg.release(ss->cfg.user, hold);
 }
 
-static int hold_add(urtp_sendstream_t *ss, void *hold)
-{
-  hold_list_t *h = &ss->holds[ss->cur];
-  if (h->n == h->cap) {
-    size_t cap = h->cap ? h->cap * 2 : 16;
-    void **v = realloc(h->v, cap * sizeof(*v));
-    if (!v)
-      return -ENOMEM;
-    h->v = v;
-    h->cap = cap;
-  }
-  h->v[h->n++] = hold;
-  return 0;
-}
-
 static void holds_release(urtp_sendstream_t *ss, unsigned set)
 {
-  hold_list_t *h = &ss->holds[set];
+  urtp_holds_t *h = &ss->holds[set];
   for (size_t i = 0; i < h->n; i++)
     release(ss, h->v[i]);
   h->n = 0;
+}
+
+/* A set's batch went out: into the history with its holds (the set gets
+ * emptied memory back), or without one its holds are released. */
+static void retire(urtp_sendstream_t *ss, unsigned set)
+{
+  if (!ss->have_hist) {
+    holds_release(ss, set);
+    return;
+  }
+  if (ss->batch[set].npkts || ss->holds[set].n)
+    urtp_history_keep(&ss->hist, &ss->batch[set], &ss->holds[set], ss->refs_ps[set],
+                      (uint64_t)now_ns());
+  ss->refs_ps[set] = false;
 }
 
 static void set_discard(urtp_sendstream_t *ss, unsigned set);
@@ -304,10 +325,16 @@ static void set_discard(urtp_sendstream_t *ss, unsigned set)
   urtp_batch_clear(&ss->batch[set]);
   urtp_batch_clear(&ss->sbatch[set]);
   holds_release(ss, set);
-  if (set == ss->cur) {
-    ss->batch_refs_ps = false;
+  ss->refs_ps[set] = false;
+  if (set == ss->cur)
     ss->out = NULL;
-  }
+}
+
+/* A set was sent whole: its plain batch goes to the history. */
+static void set_done(urtp_sendstream_t *ss, unsigned set)
+{
+  retire(ss, set);
+  set_discard(ss, set);
 }
 
 /* Waits for the batch in flight. Sent: its input is released. Interrupted:
@@ -334,7 +361,7 @@ static int wait_in_flight(urtp_sendstream_t *ss)
   if (take_interrupted(ss))
     return -EINTR;
   if (!ss->tail || ss->tail_set != (ss->cur ^ 1))
-    holds_release(ss, ss->cur ^ 1);
+    retire(ss, ss->cur ^ 1);
   return atomic_load(&ss->thread_err);
 }
 
@@ -353,7 +380,10 @@ static int send_tail(urtp_sendstream_t *ss)
     return r;
   }
   ss->tail = false;
-  set_discard(ss, ss->tail_set);
+  if (r == 0)
+    set_done(ss, ss->tail_set);
+  else
+    set_discard(ss, ss->tail_set);
   return r;
 }
 
@@ -433,10 +463,10 @@ static const urtp_batch_t *protect(urtp_sendstream_t *ss)
     pthread_mutex_unlock(&ss->stats_lock);
   }
   /* protected packets are copies: the input and the parameter sets are
-   * free at once */
-  holds_release(ss, ss->cur);
+   * free at once, or the plain packets go to the history */
+  retire(ss, ss->cur);
   urtp_batch_clear(b);
-  ss->batch_refs_ps = false;
+  ss->refs_ps[ss->cur] = false;
   return out;
 #else
   return b;
@@ -565,7 +595,7 @@ int urtp_sendstream_flush(urtp_sendstream_t *ss)
     ss->cur ^= 1;
     urtp_batch_clear(&ss->batch[ss->cur]);
     urtp_batch_clear(&ss->sbatch[ss->cur]);
-    ss->batch_refs_ps = false;
+    ss->refs_ps[ss->cur] = false;
     return 0;
   }
 
@@ -580,7 +610,10 @@ int urtp_sendstream_flush(urtp_sendstream_t *ss)
     ss->tail_off = sent;
     return r;
   }
-  discard(ss);
+  if (r == 0)
+    set_done(ss, ss->cur);
+  else
+    discard(ss);
   return r;
 }
 
@@ -589,10 +622,12 @@ int urtp_sendstream_flush(urtp_sendstream_t *ss)
 static int ps_will_change(urtp_sendstream_t *ss)
 {
   int r = 0;
-  if (ss->batch_refs_ps)
+  if (ss->refs_ps[ss->cur])
     r = urtp_sendstream_flush(ss);
   if (r == 0)
     r = urtp_sendstream_drain(ss);
+  if (r == 0 && ss->have_hist)
+    urtp_history_drop_ps(&ss->hist);
   return r;
 }
 
@@ -602,6 +637,38 @@ static void au_begin(urtp_sendstream_t *ss)
 {
   urtp_params_au_begin(&ss->ps);
   ss->au_vcl_seen = false;
+}
+
+/* The history, the RTX socket handle (pacing with the media) and SSRC. */
+static int rtx_init(urtp_sendstream_t *ss)
+{
+  urtp_history_config_t hc = {
+    .max_packets = ss->cfg.rtx_max_packets,
+    .max_age = ss->cfg.rtx_max_age_ns,
+    .release = ss->cfg.release,
+    .user = ss->cfg.user,
+  };
+  int r;
+  if (ss->cfg.rtx_pt > 127 || ss->cfg.rtx_max_packets > URTP_HISTORY_MAX_PACKETS)
+    return -EINVAL;
+  if (!(ss->rtx_bufs = malloc(sizeof *ss->rtx_bufs)))
+    return -ENOMEM;
+  if ((r = urtp_history_init(&ss->hist, &hc)) < 0)
+    return r;
+  ss->have_hist = true;
+  if ((r = urtp_sock_share(&ss->rtx_sock, ss->sock)) < 0)
+    return r;
+  ss->rtx_sock.pacer = &ss->pacer;
+  ss->have_rtx_sock = true;
+  urtp_rtx_limiter_init(&ss->rtx_limit);
+  uint32_t ssrc = ss->cfg.rtx_ssrc;
+  while (ssrc == 0 || ssrc == ss->cfg.ssrc)
+    if (RAND_bytes((unsigned char *)&ssrc, sizeof ssrc) != 1)
+      ssrc = ss->cfg.ssrc ^ 0x5a5a5a5au;
+  ss->st.rtx_ssrc = ssrc;
+  if (RAND_bytes((unsigned char *)&ss->rtx_seq, sizeof ss->rtx_seq) != 1)
+    ss->rtx_seq = (uint16_t)ssrc;
+  return 0;
 }
 
 int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
@@ -635,11 +702,13 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
   pthread_mutex_init(&ss->stats_lock, NULL);
   pthread_mutex_init(&ss->pacing_lock, NULL);
   pthread_mutex_init(&ss->srtcp_lock, NULL);
+  pthread_mutex_init(&ss->rtx_lock, NULL);
   if (urtp_pacer_init(&ss->pacer, 0, 0) < 0) {
     pthread_mutex_destroy(&ss->ps_lock);
     pthread_mutex_destroy(&ss->stats_lock);
     pthread_mutex_destroy(&ss->pacing_lock);
     pthread_mutex_destroy(&ss->srtcp_lock);
+    pthread_mutex_destroy(&ss->rtx_lock);
     free(ss);
     return -ENOMEM;
   }
@@ -656,6 +725,8 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
   ss->st.tx_mode = sock->tx_mode;
 
   int r = 0;
+  if (cfg->rtx && (r = rtx_init(ss)) < 0)
+    goto fail;
 #ifdef URTP_HAVE_SRTP
   if (cfg->srtp) {
     urtp_srtp_config_t sc = *cfg->srtp;
@@ -673,6 +744,12 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
     sc.any_ssrc = true;
     sc.ssrc = 0;
     if ((r = urtp_srtp_init(&ss->srtcp_in, &sc)) < 0)
+      goto fail;
+    /* RTX under its own SSRC, same master key (RFC 4588 section 9) */
+    sc.dir = URTP_SRTP_OUTBOUND;
+    sc.any_ssrc = false;
+    sc.ssrc = ss->st.rtx_ssrc;
+    if (cfg->rtx && (r = urtp_srtp_init(&ss->srtp_rtx, &sc)) < 0)
       goto fail;
   }
 #endif
@@ -696,6 +773,13 @@ void urtp_sendstream_free(urtp_sendstream_t *ss)
   urtp_sendstream_drop(ss);
   urtp_sender_stop(ss->sender);
   ss->sender = NULL;
+  /* the sent packets' holds go back, on this thread */
+  if (ss->have_hist)
+    urtp_history_destroy(&ss->hist);
+  ss->have_hist = false;
+  if (ss->have_rtx_sock)
+    urtp_sock_close(&ss->rtx_sock);
+  free(ss->rtx_bufs);
   for (int i = 0; i < 2; i++) {
     urtp_batch_free(&ss->batch[i]);
     urtp_batch_free(&ss->sbatch[i]);
@@ -705,6 +789,7 @@ void urtp_sendstream_free(urtp_sendstream_t *ss)
   urtp_srtp_destroy(&ss->srtp);
   urtp_srtp_destroy(&ss->srtcp_out);
   urtp_srtp_destroy(&ss->srtcp_in);
+  urtp_srtp_destroy(&ss->srtp_rtx);
 #endif
   if (ss->have_pay)
     urtp_pay_destroy(&ss->pay);
@@ -717,6 +802,7 @@ void urtp_sendstream_free(urtp_sendstream_t *ss)
   pthread_mutex_destroy(&ss->stats_lock);
   pthread_mutex_destroy(&ss->pacing_lock);
   pthread_mutex_destroy(&ss->srtcp_lock);
+  pthread_mutex_destroy(&ss->rtx_lock);
   free(ss);
 }
 
@@ -907,7 +993,7 @@ static size_t insert_ps(urtp_sendstream_t *ss, size_t n, size_t at, unsigned hav
       i++;
     }
   }
-  ss->batch_refs_ps = true;
+  ss->refs_ps[ss->cur] = true;
   return n + count;
 }
 
@@ -932,7 +1018,7 @@ static int commit_ps(urtp_sendstream_t *ss)
 static int pay_held(urtp_sendstream_t *ss, void *hold, const urtp_nal_t *nals, size_t n,
                     const uint8_t *frame, size_t len, uint32_t ts, bool mark)
 {
-  if (hold_add(ss, hold) < 0) {
+  if (urtp_holds_add(&ss->holds[ss->cur], hold) < 0) {
     release(ss, hold);
     return -ENOMEM;
   }
@@ -1084,6 +1170,11 @@ void urtp_sendstream_get_stats(urtp_sendstream_t *ss, urtp_sendstream_stats_t *o
   out->pacing_waited_ns = ps.waited_ns;
   out->pacing_max_wait_ns = ps.max_wait_ns;
   out->pacing_max_queue = ps.max_queue;
+  if (ss->have_hist) {
+    urtp_history_stats_t hs;
+    urtp_history_get_stats(&ss->hist, &hs);
+    out->history_packets = hs.packets;
+  }
 }
 
 void urtp_sendstream_set_pacing(urtp_sendstream_t *ss, uint64_t rate_bps, double factor,
@@ -1192,6 +1283,169 @@ static void forget_receiver(urtp_sendstream_stats_t *st, uint32_t ssrc)
     }
 }
 
+/* --- retransmission and key frame requests ------------------------------- */
+
+/* Sequence numbers one compound may have answered: a forged NACK of 16,000
+ * pairs must not buy 270,000 history lookups. The rest is over budget. */
+#define RTX_MAX_PER_COMPOUND 4096
+#ifdef URTP_HAVE_SRTP
+/* The RTX packets' SRTP context, in line with the keys; NULL: none yet.
+ * rtx_lock held. */
+static urtp_srtp_t *rtx_srtp(urtp_sendstream_t *ss)
+{
+  if (ss->cfg.key_sync &&
+      (!ss->cfg.rtcp_key_sync ||
+       !ss->cfg.rtcp_key_sync(ss->cfg.user, &ss->srtp_rtx, URTP_SRTP_OUTBOUND, ss->st.rtx_ssrc)))
+    return NULL;
+  return ss->srtp_rtx.session ? &ss->srtp_rtx : NULL;
+}
+#endif
+
+/* What retransmitting one sequence number came to. */
+enum rtx_result { RTX_SENT, RTX_MISSING, RTX_REPEAT, RTX_OVER, RTX_ERROR };
+
+/* Retransmits packet seq as RTX, if the history has it and the limiter
+ * lets it go (hold: the round trip; rate: the budget). rtx_lock held. */
+static enum rtx_result retransmit(urtp_sendstream_t *ss, uint16_t seq, uint64_t now,
+                                  uint64_t hold, uint64_t rate, size_t *bytes)
+{
+  int len = urtp_history_get(&ss->hist, seq, now, ss->rtx_bufs->orig, sizeof ss->rtx_bufs->orig);
+  if (len <= 0)
+    return RTX_MISSING;
+  switch (urtp_rtx_limiter_check(&ss->rtx_limit, seq, (size_t)len + 2, now, hold, rate)) {
+  case URTP_RTX_REPEAT:
+    return RTX_REPEAT;
+  case URTP_RTX_OVER_BUDGET:
+    return RTX_OVER;
+  case URTP_RTX_SEND:
+    break;
+  }
+  uint8_t *out = ss->rtx_bufs->out;
+  int n = urtp_rtx_wrap(ss->rtx_bufs->orig, (size_t)len, ss->cfg.rtx_pt, ss->st.rtx_ssrc,
+                        ss->rtx_seq, out, RTX_BUF);
+  if (n < 0)
+    return RTX_ERROR;
+#ifdef URTP_HAVE_SRTP
+  if (ss->secure) {
+    urtp_srtp_t *ctx = rtx_srtp(ss);
+    if (!ctx || (n = urtp_srtp_protect(ctx, out, (size_t)n, RTX_BUF)) < 0)
+      return RTX_ERROR;
+  }
+#endif
+  ss->rtx_seq++;
+  if (urtp_sock_sendto(&ss->rtx_sock, out, (size_t)n, NULL, 0) < 0)
+    return RTX_ERROR;
+  *bytes = (size_t)n;
+  return RTX_SENT;
+}
+
+/* A key frame request about this stream at now: passed on unless one was
+ * within the interval. Returns whether to call cfg.keyframe. rtx_lock. */
+static bool keyframe_due(urtp_sendstream_t *ss, uint64_t now)
+{
+  if (ss->keyframe_asked && now - ss->last_keyframe < URTP_SENDSTREAM_KEYFRAME_INTERVAL)
+    return false;
+  ss->keyframe_asked = true;
+  ss->last_keyframe = now;
+  return true;
+}
+
+/* The feedback packets of a verified compound: NACKs answered, key frame
+ * requests passed on. Any thread taking RTCP. */
+static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
+{
+  urtp_rtcp_iter_t it;
+  urtp_rtcp_pkt_t p;
+  urtp_rtcp_fb_t fb;
+  uint64_t now = (uint64_t)now_ns();
+  uint64_t nacks = 0, asked = 0, counts[RTX_ERROR + 1] = {0}, bytes = 0, plis = 0, firs = 0;
+  int keyframe = -1;            /* -1: none; else whether it was a FIR */
+
+  pthread_mutex_lock(&ss->stats_lock);
+  int64_t rtt = ss->st.rtt_ns;
+  double rate = URTP_SENDSTREAM_RTX_SHARE * (double)meter_rate(&ss->sent_meter, (int64_t)now);
+  pthread_mutex_unlock(&ss->stats_lock);
+  /* the same number again within a round trip is a repeat (a receiver
+   * asks again only after a round trip and its spread) */
+  uint64_t hold = rtt > 0 ? (uint64_t)rtt : 10000000ull;
+  hold = hold < 1000000ull ? 1000000ull : hold > 1000000000ull ? 1000000000ull : hold;
+  uint64_t budget = rate > (double)URTP_SENDSTREAM_RTX_FLOOR_BPS ? (uint64_t)rate
+                                                                 : URTP_SENDSTREAM_RTX_FLOOR_BPS;
+
+  pthread_mutex_lock(&ss->rtx_lock);
+  urtp_rtcp_iter_init(&it, buf, len);
+  while (urtp_rtcp_next(&it, &p) > 0) {
+    if ((p.type != URTP_RTCP_RTPFB && p.type != URTP_RTCP_PSFB) || urtp_rtcp_parse_fb(&p, &fb) < 0)
+      continue;
+    if (p.type == URTP_RTCP_RTPFB && fb.fmt == URTP_RTCP_FMT_NACK &&
+        fb.media_ssrc == ss->cfg.ssrc && fb.fci_len % 4 == 0 && fb.fci_len) {
+      nacks++;
+      for (size_t off = 0; off < fb.fci_len; off += 4) {
+        uint16_t pid = (uint16_t)(fb.fci[off] << 8 | fb.fci[off + 1]);
+        uint16_t blp = (uint16_t)(fb.fci[off + 2] << 8 | fb.fci[off + 3]);
+        for (int i = -1; i < 16; i++) {
+          if (i >= 0 && !(blp & (1u << i)))
+            continue;
+          asked++;
+          if (!ss->have_hist || !ss->have_rtx_sock) {
+            counts[RTX_MISSING]++;
+            continue;
+          }
+          if (asked > RTX_MAX_PER_COMPOUND) {
+            counts[RTX_OVER]++;
+            continue;
+          }
+          size_t n = 0;
+          counts[retransmit(ss, (uint16_t)(pid + i + 1), now, hold, budget, &n)]++;
+          bytes += n;
+        }
+      }
+    } else if (p.type == URTP_RTCP_PSFB && fb.fmt == URTP_RTCP_FMT_PLI &&
+               fb.media_ssrc == ss->cfg.ssrc) {
+      plis++;
+      if (keyframe_due(ss, now))
+        keyframe = 0;
+    } else if (p.type == URTP_RTCP_PSFB && fb.fmt == URTP_RTCP_FMT_FIR) {
+      int n = urtp_rtcp_fir_count(&fb);
+      for (int i = 0; i < n; i++) {
+        uint32_t ssrc;
+        uint8_t seq;
+        urtp_rtcp_fir_entry(&fb, (unsigned)i, &ssrc, &seq);
+        /* RFC 5104 4.3.1: a repeated request keeps its number */
+        if (ssrc != ss->cfg.ssrc ||
+            (ss->fir_seen && ss->fir_ssrc == fb.sender_ssrc && ss->fir_seq == seq))
+          continue;
+        ss->fir_seen = true;
+        ss->fir_ssrc = fb.sender_ssrc;
+        ss->fir_seq = seq;
+        firs++;
+        if (keyframe_due(ss, now))
+          keyframe = 1;
+      }
+    }
+  }
+  pthread_mutex_unlock(&ss->rtx_lock);
+
+  if (nacks || plis || firs) {
+    pthread_mutex_lock(&ss->stats_lock);
+    ss->st.nacks_received += nacks;
+    ss->st.nack_seqs += asked;
+    ss->st.rtx_packets += counts[RTX_SENT];
+    ss->st.rtx_bytes += bytes;
+    ss->st.rtx_missing += counts[RTX_MISSING];
+    ss->st.rtx_repeats += counts[RTX_REPEAT];
+    ss->st.rtx_over_budget += counts[RTX_OVER];
+    ss->st.rtx_errors += counts[RTX_ERROR];
+    ss->st.pli_received += plis;
+    ss->st.fir_received += firs;
+    ss->st.keyframe_requests += keyframe >= 0;
+    pthread_mutex_unlock(&ss->stats_lock);
+  }
+  /* outside every lock: the callback may push an event upstream */
+  if (keyframe >= 0 && ss->cfg.keyframe)
+    ss->cfg.keyframe(ss->cfg.user, keyframe == 1);
+}
+
 /* The compound's blocks about this stream go into the statistics; returns
  * how many there were, or -EBADMSG. */
 static int take_rtcp(urtp_sendstream_t *ss, uint8_t *buf, size_t len, uint64_t arrival_ntp)
@@ -1242,6 +1496,8 @@ static int take_rtcp(urtp_sendstream_t *ss, uint8_t *buf, size_t len, uint64_t a
   for (unsigned i = 0; i < info.nbyes; i++)
     forget_receiver(&ss->st, info.byes[i]);
   pthread_mutex_unlock(&ss->stats_lock);
+  if (info.feedback)
+    take_feedback(ss, buf, len);
   return ours;
 }
 
@@ -1321,9 +1577,13 @@ void urtp_sendstream_rtcp_stop(urtp_sendstream_t *ss, bool bye)
     return;
   atomic_store(&ss->rtcp.stop, true);
   urtp_sock_wake(&ss->rtcp.io->sock);
+  if (ss->have_rtx_sock)
+    urtp_sock_wake(&ss->rtx_sock);    /* a retransmission waiting for the pacer */
   pthread_join(ss->rtcp.thread, NULL);
   ss->rtcp.running = false;
   urtp_sock_unwake(&ss->rtcp.io->sock);
+  if (ss->have_rtx_sock)
+    urtp_sock_unwake(&ss->rtx_sock);
   if (bye)
     rtcp_report_now(ss, mono_now(), true);
 }

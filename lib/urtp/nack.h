@@ -95,6 +95,10 @@ void urtp_nack_reset(urtp_nack_t *t);
 /* Packet seq of the source arrived at now. */
 void urtp_nack_packet(urtp_nack_t *t, uint16_t seq, uint64_t now);
 
+/* Whether seq is missing (not arrived, or given up): what a
+ * retransmission may fill. */
+bool urtp_nack_missing(const urtp_nack_t *t, uint16_t seq);
+
 /* When urtp_nack_due() next has something (UINT64_MAX: nothing pending). */
 static inline uint64_t urtp_nack_next(const urtp_nack_t *t)
 {

@@ -26,6 +26,21 @@
  * master key (static), or with our side's key of the ZRTP agreement
  * (RFC 6189 4.5.3: SRTCP takes the same key and salt per direction).
  *
+ * Loss recovery (RFC 4585, 4588, 5104), with RTCP: the followed source's
+ * packets go through a loss tracker (nack.h); a missing packet that
+ * reordering can no longer explain is asked for with a generic NACK, and
+ * again after each round trip while an answer can still beat `latency`.
+ * Retransmissions (RTX, rtx.h: their own payload type and SSRC) of packets
+ * asked for are unwrapped in place and go on as the originals, before
+ * reordering; RTX nobody asked for is dropped. With request_keyframe, a
+ * packet given up for lost (nothing recovered it), or the caller's
+ * request, sends a PLI (or FIR), at most one per
+ * URTP_RECVSTREAM_PLI_INTERVAL unless a key frame came since. Feedback
+ * goes at once (RFC 4585's immediate mode) in a compound of its own (RR,
+ * SDES, then NACK, PLI or FIR) to where our reports go, and only once
+ * that is known: a receiver whose sender never sent RTCP asks for
+ * nothing.
+ *
  * The caller owns the socket (net.h): it receives batches and passes them
  * here with the time they arrived, then pops access units. The stream
  * itself does no I/O (ZRTP answers go out through the endpoint), so it
@@ -58,6 +73,7 @@
 
 #include "codec.h"
 #include "depay.h"
+#include "nack.h"
 #include "net.h"
 #include "rtcp.h"
 #include "source.h"
@@ -106,7 +122,21 @@ typedef struct urtp_recvstream_config {
    * read from; 0 is as good as any when there is one clock). */
   bool lip_sync;
   uint64_t sync_domain;
+  /* Loss recovery (see above; needs RTCP through rtcp_service): NACKs
+   * for missing packets; RTX packets of payload type rtx_pt taken; PLI on
+   * packets given up. */
+  bool nack;
+  bool rtx;
+  uint8_t rtx_pt;
+  bool request_keyframe;
 } urtp_recvstream_config_t;
+
+/* The least time between two key frame requests, unless a key frame
+ * arrived in between (ns). */
+#define URTP_RECVSTREAM_PLI_INTERVAL 300000000ull
+/* The reordering window with nack, at least (packets): a gap must wait
+ * for its retransmission while a large picture arrives behind it. */
+#define URTP_RECVSTREAM_NACK_WINDOW 4096
 
 /* Frame flags (beyond urtp_au_t's). */
 enum {
@@ -137,7 +167,8 @@ typedef struct urtp_recvstream_stats {
    * zrtp (handed to the key agreement), zrtp_dropped (clear media while
    * ZRTP has no keys), srtp.auth_fail / srtp.replay / srtp.other,
    * malformed_rtp (not RTP), wrong_pt, source.foreign / source.stray /
-   * source.held_dropped / source.pending, or the reorder window's
+   * source.held_dropped / source.pending, rtx_dropped, or the reorder
+   * window's
    * delivered / duplicates / late / waiting; except that a packet too
    * large for a reorder slot that had to wait is counted only as the
    * sequence number it leaves lost. */
@@ -193,6 +224,17 @@ typedef struct urtp_recvstream_stats {
   bool synced;
   int64_t sync_offset;
   int64_t sync_delay;
+  /* loss recovery: the tracker's counts (each missing packet once as
+   * reordered, recovered, late, lost or pending), NACK compounds sent, RTX
+   * datagrams taken in (and passed on as their originals, counted there
+   * too) or dropped (not asked for, malformed, another RTX stream), key
+   * frame requests sent, and those the caller made */
+  urtp_nack_stats_t nack;
+  uint64_t nacks_sent;
+  uint64_t rtx, rtx_dropped;
+  uint32_t rtx_ssrc;            /* the RTX stream's, once one was taken */
+  uint64_t pli_sent, fir_sent;
+  uint64_t keyframe_requests;
 } urtp_recvstream_stats_t;
 
 typedef struct urtp_recvstream urtp_recvstream_t;
@@ -277,6 +319,16 @@ int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, struct urtp_rtcpio *io, u
 /* With rtcp_mux: RTCP arrived among the datagrams since the last
  * urtp_recvstream_rtcp_service (call it soon: a sender report waits). */
 bool urtp_recvstream_rtcp_pending(const urtp_recvstream_t *r);
+
+/* When feedback (a NACK, a key frame request) is next due, on the
+ * stream's clock; UINT64_MAX: none, or nowhere to send it yet. Included
+ * in urtp_recvstream_deadline(); urtp_recvstream_rtcp_service() sends it. */
+uint64_t urtp_recvstream_feedback_deadline(const urtp_recvstream_t *r);
+
+/* Asks the sender for a key frame (a decoder needs one): a FIR with fir,
+ * else a PLI, with the next feedback (rate-limited as the requests the
+ * stream makes itself). Counted in keyframe_requests. */
+void urtp_recvstream_request_keyframe(urtp_recvstream_t *r, bool fir);
 
 /* The clock `now` is read from changed (lip sync compares only streams on
  * one clock): see urtp_recvstream_config_t.sync_domain. */

@@ -64,6 +64,7 @@ typedef struct urtp_rtcpio {
   void *other_user;
   uint64_t not_rtcp;            /* with mux: datagrams read that were not RTCP */
   uint64_t sent, send_errors, unsent;  /* reports sent, refused, with nowhere to go */
+  uint64_t feedback_sent;       /* compounds sent off the schedule */
 } urtp_rtcpio_t;
 
 /* Opens the socket and starts the schedule at now (ns, any monotonic
@@ -84,6 +85,11 @@ bool urtp_rtcpio_due(urtp_rtcpio_t *io, uint64_t now);
 /* Sends a report built for now and moves the schedule on. Returns the
  * bytes sent, 0 when there is nowhere to send yet, or -errno (counted). */
 int urtp_rtcpio_send(urtp_rtcpio_t *io, const uint8_t *buf, size_t len, uint64_t now);
+
+/* Sends feedback (RFC 4585 immediate mode: a NACK, a PLI) at once, off
+ * the schedule of the regular reports. Returns as urtp_rtcpio_send;
+ * counted in feedback_sent. */
+int urtp_rtcpio_send_feedback(urtp_rtcpio_t *io, const uint8_t *buf, size_t len);
 
 /* A report that was due and could not be built: the schedule moves on. */
 void urtp_rtcpio_skip(urtp_rtcpio_t *io, uint64_t now);

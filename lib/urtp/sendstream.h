@@ -22,7 +22,17 @@
  *    flight points into them: right after the send when sending inline,
  *    after the next flush or a drain with the send thread, right after
  *    protection with SRTP (protected packets are copies), at once for
- *    bytes that make no packet.
+ *    bytes that make no packet. With rtx the sent packets stay in the
+ *    history (history.h) instead, and their holds are released as they
+ *    leave it (pushes, flushes or free push them out).
+ *  - Retransmission (rtx): NACKs (RFC 4585) from receivers' RTCP are
+ *    answered with RTX packets (RFC 4588, rtx.h) under an SSRC of their
+ *    own, on a handle of the RTP socket that shares the pacer, protected
+ *    with SRTP when the media is (static key, or rtcp_key_sync with that
+ *    SSRC). Each sequence number goes at most once per round trip, and
+ *    all of them within URTP_SENDSTREAM_RTX_SHARE of the bitrate: what a
+ *    NACK asks is counted once as sent, missing, repeat or over budget.
+ *    Keeping a batch costs a swap of pointers: nothing per packet.
  *  - Parameter sets (params.h): those of the codec data and those an
  *    access unit carries in band become the current ones; with
  *    config_interval they are sent again, in order, before an IRAP/IDR
@@ -107,9 +117,11 @@ typedef void (*urtp_sendstream_keys_ready_fn)(void *user);
 /* SRTCP with keys agreed elsewhere: brings ctx, one of the stream's two
  * RTCP contexts, in line with the current keys, as key_sync does for the
  * media's: dir OUTBOUND protects our reports (SSRC ssrc), INBOUND
- * unprotects the receivers' (ssrc 0: any). Returns whether ctx holds keys.
- * Called where reports are built and compounds taken (the RTCP thread),
- * one context at a time. */
+ * unprotects the receivers' (ssrc 0: any). With rtx it also keeps the RTX
+ * packets' context: OUTBOUND with ssrc the RTX SSRC (three contexts: tell
+ * them apart by dir and ssrc). Returns whether ctx holds keys. Called
+ * where reports are built and compounds taken (the RTCP thread), one
+ * context at a time. */
 typedef bool (*urtp_sendstream_rtcp_key_sync_fn)(void *user, urtp_srtp_t *ctx,
                                                  urtp_srtp_dir_t dir, uint32_t ssrc);
 
@@ -133,7 +145,27 @@ typedef struct urtp_sendstream_config {
   int64_t fail_timeout_ns;      /* 0: 2 s */
   const urtp_sendstream_format_t *format; /* NULL: set_format before pushing */
   const char *cname;            /* RTCP CNAME (NULL: urtp_rtcp_default_cname(); copied) */
+  /* Retransmission (RFC 4588, see the promises): with rtx, RTX packets of
+   * payload type rtx_pt (0..127) answer NACKs; without, sent packets are
+   * released at once. */
+  bool rtx;
+  uint8_t rtx_pt;
+  uint32_t rtx_ssrc;            /* 0: a random one, not the media's */
+  size_t rtx_max_packets;       /* history bounds; 0: history.h's defaults */
+  uint64_t rtx_max_age_ns;
+  /* A receiver asked for a key frame (PLI, or a new FIR): at most one call
+   * per URTP_SENDSTREAM_KEYFRAME_INTERVAL, on the thread taking RTCP; NULL:
+   * requests are only counted. fir: the request was a FIR. */
+  void (*keyframe)(void *user, bool fir);
 } urtp_sendstream_config_t;
+
+/* The least time between two key frame requests passed on (ns): one
+ * picture answers every request made while it is on its way. */
+#define URTP_SENDSTREAM_KEYFRAME_INTERVAL 200000000ull
+/* Retransmissions may take this share of the stream's bitrate, and at
+ * least URTP_SENDSTREAM_RTX_FLOOR_BPS: a NACK storm cannot multiply it. */
+#define URTP_SENDSTREAM_RTX_SHARE 0.5
+#define URTP_SENDSTREAM_RTX_FLOOR_BPS 500000ull
 
 /* Flags of a push. */
 #define URTP_SEND_END_AU  0x1u  /* NAL-aligned input: these bytes end an AU */
@@ -199,6 +231,20 @@ typedef struct urtp_sendstream_stats {
    * first report */
   unsigned nreceivers;
   urtp_sendstream_receiver_t receivers[URTP_SENDSTREAM_MAX_RECEIVERS];
+  /* loss recovery: NACK packets about this stream and the sequence
+   * numbers they asked for; each asked-for number once in rtx_packets
+   * (retransmitted; rtx_bytes their bytes, not in bitrate), rtx_missing
+   * (not in the history), rtx_repeats (sent within a round trip already),
+   * rtx_over_budget, or rtx_errors (SRTP or the socket refused it) */
+  uint64_t nacks_received, nack_seqs;
+  uint64_t rtx_packets, rtx_bytes;
+  uint64_t rtx_missing, rtx_repeats, rtx_over_budget;
+  uint64_t rtx_errors;
+  uint32_t rtx_ssrc;
+  uint64_t history_packets;     /* kept for retransmission now */
+  /* key frame requests: PLIs and new FIRs about this stream, and those
+   * passed on (the rest came within URTP_SENDSTREAM_KEYFRAME_INTERVAL) */
+  uint64_t pli_received, fir_received, keyframe_requests;
 } urtp_sendstream_stats_t;
 
 /* Creates a stream sending on sock (opened with a remote; it must outlive
@@ -314,7 +360,8 @@ int urtp_sendstream_rtcp_report(urtp_sendstream_t *ss, uint64_t ntp, uint32_t rt
 
 /* An RTCP compound packet that arrived at arrival_ntp (the wall clock as
  * NTP time, for the round-trip time): report blocks about this stream's
- * SSRC are kept in the statistics. With SRTP it is SRTCP, verified and
+ * SSRC are kept in the statistics; NACKs about it are answered with RTX
+ * packets from the history (with rtx), PLIs and FIRs call keyframe. With SRTP it is SRTCP, verified and
  * decrypted in place (zeroed when refused); nothing of a compound that
  * fails is used. Any thread. Returns 0, or -EBADMSG (counted in rtcp_bad,
  * and in srtcp when SRTCP refused it). */
