@@ -110,6 +110,8 @@
 
 #include "gstuvgrtpsink.h"
 #include "gstuvgrtpsrtp.h"
+#include "urtp/history.h"
+#include "urtp/rtx.h"
 #include "gstuvgrtpzrtpctl.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
@@ -145,6 +147,10 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
 #define DEFAULT_RTCP_MUX          FALSE
 #define DEFAULT_CNAME             NULL
 #define DEFAULT_RTCP_MIN_INTERVAL (5 * GST_SECOND)
+#define DEFAULT_DO_RETRANSMISSION TRUE
+#define DEFAULT_RTX_PT            -1
+#define DEFAULT_RTX_MAX_SIZE_TIME 1000
+#define DEFAULT_RTX_MAX_SIZE_PACKETS URTP_HISTORY_PACKETS
 #define DEFAULT_SDP_FILE          NULL
 #define DEFAULT_SRTP_KEY          NULL
 #define DEFAULT_SRTP_CIPHER       GST_UVGRTP_DEFAULT_SRTP_CIPHER
@@ -189,6 +195,10 @@ enum
   PROP_RTCP_MUX,
   PROP_CNAME,
   PROP_RTCP_MIN_INTERVAL,
+  PROP_DO_RETRANSMISSION,
+  PROP_RTX_PT,
+  PROP_RTX_MAX_SIZE_TIME,
+  PROP_RTX_MAX_SIZE_PACKETS,
   PROP_STATS,
   PROP_SDP,
   PROP_SDP_FILE,
@@ -626,6 +636,60 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           G_MAXUINT64, DEFAULT_RTCP_MIN_INTERVAL,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
+   * GstUvgRtpSink:do-retransmission:
+   *
+   * Answer receivers' NACKs (RFC 4585) with retransmissions (RFC 4588:
+   * RTX packets of #GstUvgRtpSink:rtx-pt under an SSRC of their own, on the
+   * RTP port, as rtprtxsend sends them; SRTP-protected with the media).
+   * Sent packets are kept for this, without a copy: the input buffers stay
+   * referenced up to #GstUvgRtpSink:rtx-max-size-time (buffers from a
+   * buffer pool are copied first, so that upstream's pool does not run
+   * dry). Each packet goes again at most once per round trip, and all
+   * retransmissions within half the stream's bitrate. Needs
+   * #GstUvgRtpSink:rtcp; without NACKs from the receiver nothing is sent
+   * again. The SDP then offers RTP/AVPF with nack, nack pli and ccm fir,
+   * and the rtx payload type. Read when the element starts.
+   */
+  g_object_class_install_property (gobject_class, PROP_DO_RETRANSMISSION,
+      g_param_spec_boolean ("do-retransmission", "Do retransmission",
+          "Answer NACKs with RTX retransmissions (RFC 4588) from the packets "
+          "sent over rtx-max-size-time", DEFAULT_DO_RETRANSMISSION,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:rtx-pt:
+   *
+   * The payload type of retransmissions (the SDP's rtx format, apt= the
+   * media's #GstUvgRtpSink:pt): -1 (the default) for the one after pt (97
+   * for 96), which uvgrtpsrc assumes too. For rtpbin receivers, the
+   * payload-type-map of rtprtxreceive maps it to pt.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTX_PT,
+      g_param_spec_int ("rtx-pt", "RTX payload type",
+          "Payload type of retransmissions (-1 = pt + 1)", -1, 127,
+          DEFAULT_RTX_PT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:rtx-max-size-time:
+   *
+   * How long sent packets are kept for retransmission, in milliseconds (as
+   * rtprtxsend's max-size-time); the SDP's rtx-time. A receiver's latency
+   * beyond it gains nothing.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTX_MAX_SIZE_TIME,
+      g_param_spec_uint ("rtx-max-size-time", "RTX max size time",
+          "How long sent packets are kept for retransmission (ms)", 1, 60000,
+          DEFAULT_RTX_MAX_SIZE_TIME, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:rtx-max-size-packets:
+   *
+   * The most packets kept for retransmission (as rtprtxsend's
+   * max-size-packets); the latest ones stay.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTX_MAX_SIZE_PACKETS,
+      g_param_spec_uint ("rtx-max-size-packets", "RTX max size packets",
+          "The most packets kept for retransmission", 1,
+          URTP_HISTORY_MAX_PACKETS, DEFAULT_RTX_MAX_SIZE_PACKETS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstUvgRtpSink:stats:
    *
    * A #GstStructure named "application/x-uvgrtp-sink-stats" with the fields
@@ -665,7 +729,16 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * sent it), fraction-lost (guint, 1/256), packets-lost (gint,
    * cumulative), jitter (guint, timestamp units), round-trip-time (gint64,
    * ns; -1 before a block with a sender report time), each also posted as
-   * an element message "uvgrtp-rtcp" with type "rr"; receivers (a
+   * an element message "uvgrtp-rtcp" with type "rr"; loss recovery
+   * (#GstUvgRtpSink:do-retransmission): nacks-received (NACK packets about
+   * this stream), nack-seqs (the packets they asked for, each counted once
+   * in rtx-packets (sent again; rtx-bytes their bytes, not in bitrate),
+   * rtx-missing (no longer kept), rtx-repeats (sent again within a round
+   * trip already), rtx-over-budget (beyond half the bitrate) or
+   * rtx-errors), history-packets (kept now), pli-received, fir-received
+   * (key frame requests) and keyframe-requests (those passed upstream as
+   * force-key-unit events, at most one per 200 ms), all #guint64, and
+   * rtx-ssrc, rtx-pt (#guint); receivers (a
    * #GstValueArray of "application/x-uvgrtp-receiver" structures, one per
    * receiver that reports, the latest 16, one that says BYE leaves: ssrc,
    * reports, fraction-lost, packets-lost, jitter, ext-max-seq,
@@ -812,6 +885,10 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->rtcp_mux = DEFAULT_RTCP_MUX;
   self->cname = g_strdup (DEFAULT_CNAME);
   self->rtcp_min_interval = DEFAULT_RTCP_MIN_INTERVAL;
+  self->do_retransmission = DEFAULT_DO_RETRANSMISSION;
+  self->rtx_pt = DEFAULT_RTX_PT;
+  self->rtx_max_size_time = DEFAULT_RTX_MAX_SIZE_TIME;
+  self->rtx_max_size_packets = DEFAULT_RTX_MAX_SIZE_PACKETS;
   self->sdp_file = g_strdup (DEFAULT_SDP_FILE);
   self->srtp_key = g_strdup (DEFAULT_SRTP_KEY);
   self->srtp_cipher = DEFAULT_SRTP_CIPHER;
@@ -935,6 +1012,20 @@ build_stats (GstUvgRtpSink * self)
       "packets-lost", G_TYPE_INT, (gint) st.rr.lost,
       "jitter", G_TYPE_UINT, (guint) st.rr.jitter,
       "round-trip-time", G_TYPE_INT64, (gint64) st.rtt_ns,
+      "nacks-received", G_TYPE_UINT64, st.nacks_received,
+      "nack-seqs", G_TYPE_UINT64, st.nack_seqs,
+      "rtx-packets", G_TYPE_UINT64, st.rtx_packets,
+      "rtx-bytes", G_TYPE_UINT64, st.rtx_bytes,
+      "rtx-missing", G_TYPE_UINT64, st.rtx_missing,
+      "rtx-repeats", G_TYPE_UINT64, st.rtx_repeats,
+      "rtx-over-budget", G_TYPE_UINT64, st.rtx_over_budget,
+      "rtx-errors", G_TYPE_UINT64, st.rtx_errors,
+      "history-packets", G_TYPE_UINT64, st.history_packets,
+      "pli-received", G_TYPE_UINT64, st.pli_received,
+      "fir-received", G_TYPE_UINT64, st.fir_received,
+      "keyframe-requests", G_TYPE_UINT64, st.keyframe_requests,
+      "rtx-ssrc", G_TYPE_UINT, (guint) st.rtx_ssrc,
+      "rtx-pt", G_TYPE_UINT, (guint) (self->rtx_on ? self->cur_rtx_pt : 0),
       "buffer-size", G_TYPE_INT, self->eff_buffer_size,
       "send-mode", G_TYPE_STRING, urtp_io_mode_name (st.tx_mode),
       "ssrc", G_TYPE_UINT, self->cur_ssrc,
@@ -970,6 +1061,11 @@ build_sdp (GstUvgRtpSink * self)
   d.rtcp_mux = self->rtcp_on && self->rtcp_mux_on;
   if (self->rtcp_on && !d.rtcp_mux)
     d.rtcp_port = (guint16) (self->rtcp_port ? self->rtcp_port : self->port + 1);
+  /* feedback needs RTCP; retransmissions, the history too */
+  d.feedback = self->rtcp_on;
+  d.rtx = self->rtcp_on && self->rtx_on;
+  d.rtx_pt = self->cur_rtx_pt;
+  d.rtx_time_ms = self->rtx_max_size_time;
   n = urtp_sendstream_sdp (self->stream, &d, buf, sizeof buf);
   if (n < 0)
     return NULL;
@@ -1012,6 +1108,10 @@ static const gsize prop_field[PROP_ZRTP_FIRST] = {
   [PROP_RTCP_MUX] = FIELD (rtcp_mux),
   [PROP_CNAME] = FIELD (cname),
   [PROP_RTCP_MIN_INTERVAL] = FIELD (rtcp_min_interval),
+  [PROP_DO_RETRANSMISSION] = FIELD (do_retransmission),
+  [PROP_RTX_PT] = FIELD (rtx_pt),
+  [PROP_RTX_MAX_SIZE_TIME] = FIELD (rtx_max_size_time),
+  [PROP_RTX_MAX_SIZE_PACKETS] = FIELD (rtx_max_size_packets),
   [PROP_SDP_FILE] = FIELD (sdp_file),[PROP_SRTP_KEY] = FIELD (srtp_key),
   [PROP_SRTP_CIPHER] = FIELD (srtp_cipher),
   [PROP_SRTP_AUTH] = FIELD (srtp_auth),
@@ -1194,9 +1294,13 @@ zrtp_rtcp_key_sync (void *user, urtp_srtp_t * ctx, urtp_srtp_dir_t dir,
 #ifdef URTP_HAVE_ZRTP_EP
   GstUvgRtpSink *self = user;
 
+  /* three contexts: our reports (our SSRC), theirs, our retransmissions
+   * (their own SSRC) */
+  gint *serial = dir == URTP_SRTP_OUTBOUND && ssrc != self->cur_ssrc ?
+      &self->zrtp_rtx_serial : &self->zrtp_rtcp_serial[dir];
+
   return urtp_zrtp_ep_sync_srtp_dir (gst_uvgrtp_zrtp_ctl_endpoint
-      (self->zrtp_ctl), ctx, &self->zrtp_rtcp_serial[dir], dir,
-      dir == URTP_SRTP_OUTBOUND, ssrc, 0);
+      (self->zrtp_ctl), ctx, serial, dir, dir == URTP_SRTP_OUTBOUND, ssrc, 0);
 #else
   return false;
 #endif
@@ -1215,6 +1319,22 @@ zrtp_keys_ready (void *user)
   gst_pad_push_event (GST_BASE_SINK_PAD (self),
       gst_video_event_new_upstream_force_key_unit (GST_CLOCK_TIME_NONE,
           TRUE, ++self->zrtp_fku_count));
+}
+
+/* A receiver asked for a key frame (PLI or FIR; RTCP thread, already
+ * rate-limited by the stream): upstream, the encoder gets a force-key-unit
+ * event, as rtpbin's session sends one. */
+static void
+keyframe_request (void *user, bool fir)
+{
+  GstUvgRtpSink *self = user;
+  guint count = (guint) g_atomic_int_add (&self->fku_count, 1) + 1;
+
+  GST_INFO_OBJECT (self, "a receiver asked for a key frame (%s): asking "
+      "upstream", fir ? "FIR" : "PLI");
+  gst_pad_push_event (GST_BASE_SINK_PAD (self),
+      gst_video_event_new_upstream_force_key_unit (GST_CLOCK_TIME_NONE,
+          fir, count));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1355,7 +1475,8 @@ open_network (GstUvgRtpSink * self, const GstUvgRtpZrtpSettings * zs)
 #ifdef URTP_HAVE_ZRTP_EP
     self->zrtp_serial =
         urtp_zrtp_ep_serial (gst_uvgrtp_zrtp_ctl_endpoint (ctl)) - 1;
-    self->zrtp_rtcp_serial[0] = self->zrtp_rtcp_serial[1] = self->zrtp_serial;
+    self->zrtp_rtcp_serial[0] = self->zrtp_rtcp_serial[1] =
+        self->zrtp_rtx_serial = self->zrtp_serial;
 #endif
   }
   g_free (host);
@@ -1492,6 +1613,8 @@ start_rtcp (GstUvgRtpSink * self, urtp_sendstream_t * stream)
   rc.remote_port = (guint16) MIN (port, G_MAXUINT16);
   rc.min_interval = self->rtcp_min_interval;
   rc.we_send = true;
+  /* receivers learn from it where NACKs and key frame requests go */
+  rc.early_first = true;
   GST_OBJECT_UNLOCK (self);
   if (mux) {
     rc.mux = &self->sock;
@@ -1555,6 +1678,23 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   self->last_stats.tx_mode = (urtp_io_mode_t) self->send_mode;
   sc.ssrc = self->cur_ssrc;
   sc.seq_start = self->cur_seq_offset;
+  /* retransmissions answer NACKs, which come over RTCP */
+  self->rtx_on = self->do_retransmission && self->rtcp;
+  self->cur_rtx_pt = self->rtx_pt >= 0 ? (guint8) self->rtx_pt :
+      urtp_rtx_default_pt ((guint8) self->pt);
+  sc.rtx = self->rtx_on;
+  sc.rtx_pt = self->cur_rtx_pt;
+  sc.rtx_max_packets = self->rtx_max_size_packets;
+  sc.rtx_max_age_ns = (guint64) self->rtx_max_size_time * GST_MSECOND;
+  sc.keyframe = keyframe_request;
+  if (self->rtx_on && self->cur_rtx_pt == self->pt) {
+    GST_OBJECT_UNLOCK (self);
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Retransmissions need a payload type of their own: 'rtx-pt' is "
+            "'pt' (%u); set another, or 'do-retransmission=false'", self->pt),
+        (NULL));
+    return FALSE;
+  }
   sc.config_interval = self->config_interval;
   sc.send_thread = self->send_thread;
   srtp_key = g_strdup (self->srtp_key);
@@ -1958,14 +2098,19 @@ push_buffer (GstUvgRtpSink * self, GstBuffer * buf)
     self->free_holds = h->next;
   else
     h = g_new0 (GstUvgRtpSinkHold, 1);
-  if (!gst_buffer_map (buf, &h->map, GST_MAP_READ)) {
+  /* kept for retransmission, a pool's buffer would not go back to its pool
+   * for up to rtx-max-size-time: a copy is kept instead */
+  h->buf = self->rtx_on && buf->pool ? gst_buffer_copy_deep (buf) :
+      gst_buffer_ref (buf);
+  if (!gst_buffer_map (h->buf, &h->map, GST_MAP_READ)) {
+    gst_buffer_unref (h->buf);
+    h->buf = NULL;
     h->next = self->free_holds;
     self->free_holds = h;
     GST_ELEMENT_ERROR (self, RESOURCE, READ, (NULL),
         ("Could not map buffer"));
     return GST_FLOW_ERROR;
   }
-  h->buf = gst_buffer_ref (buf);
   size = h->map.size;
   if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_MARKER))
     flags |= URTP_SEND_END_AU;

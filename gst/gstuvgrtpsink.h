@@ -67,6 +67,10 @@ struct _GstUvgRtpSink
   gboolean rtcp_mux;            /* RTCP on the RTP port (RFC 5761) */
   gchar *cname;                 /* NULL: the process's default */
   guint64 rtcp_min_interval;    /* ns */
+  gboolean do_retransmission;   /* answer NACKs (needs rtcp) */
+  gint rtx_pt;                  /* -1: the one after pt */
+  guint rtx_max_size_time;      /* ms */
+  guint rtx_max_size_packets;
   gchar *sdp_file;
   gchar *srtp_key;              /* hex master key || salt; NULL: no SRTP */
   GstUvgRtpSrtpCipher srtp_cipher;
@@ -83,6 +87,9 @@ struct _GstUvgRtpSink
                                  * the stream's) */
   gboolean rtcp_on;
   gboolean rtcp_mux_on;         /* rtcpio shares sock */
+  gboolean rtx_on;              /* the stream answers NACKs */
+  guint8 cur_rtx_pt;
+  gint fku_count;               /* atomic: force-key-unit events asked */
   gchar *remote_ip;             /* numeric form of host */
   guint32 cur_ssrc;
   guint16 cur_seq_offset;
@@ -111,6 +118,7 @@ struct _GstUvgRtpSink
   gboolean zrtp_on;
   gint zrtp_serial;
   gint zrtp_rtcp_serial[2];     /* the RTCP thread's, per urtp_srtp_dir_t */
+  gint zrtp_rtx_serial;         /* the RTCP thread's, for retransmissions */
   /* with rtcp-mux, the endpoint the RTCP thread hands ZRTP to (valid while
    * zrtp_ctl is) */
   urtp_zrtp_ep_t *mux_zrtp;

@@ -113,8 +113,11 @@
 #include "gstuvgrtpcommon.h"
 #include "gstuvgrtpsrc.h"
 #include "gstuvgrtpzrtpctl.h"
+#include <gst/video/video.h>
+
 #include "urtp/params.h"
 #include "urtp/recvstream.h"
+#include "urtp/rtx.h"
 #include "urtp/zrtp_ep.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_src_debug);
@@ -150,6 +153,9 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_src_debug);
 #define DEFAULT_CNAME NULL
 #define DEFAULT_RTCP_MIN_INTERVAL (5 * GST_SECOND)
 #define DEFAULT_LIP_SYNC TRUE
+#define DEFAULT_DO_RETRANSMISSION TRUE
+#define DEFAULT_RTX_PT -1
+#define DEFAULT_REQUEST_KEYFRAME TRUE
 
 /* Datagrams per receive call and bytes per datagram slot: a slot holds the
  * largest UDP datagram, so nothing legitimate is ever truncated, and GRO can
@@ -196,6 +202,9 @@ enum
   PROP_CNAME,
   PROP_RTCP_MIN_INTERVAL,
   PROP_LIP_SYNC,
+  PROP_DO_RETRANSMISSION,
+  PROP_RTX_PT,
+  PROP_REQUEST_KEYFRAME,
   PROP_STATS,
   /* GST_UVGRTP_ZRTP_N_PROPS ids from here on (gstuvgrtpzrtpctl.h) */
   PROP_ZRTP_FIRST,
@@ -236,6 +245,7 @@ static gboolean gst_uvgrtp_src_unlock_stop (GstBaseSrc * bsrc);
 static GstCaps *gst_uvgrtp_src_get_caps (GstBaseSrc * bsrc, GstCaps * filter);
 static gboolean gst_uvgrtp_src_negotiate (GstBaseSrc * bsrc);
 static gboolean gst_uvgrtp_src_query (GstBaseSrc * bsrc, GstQuery * query);
+static gboolean gst_uvgrtp_src_event (GstBaseSrc * bsrc, GstEvent * event);
 static GstFlowReturn gst_uvgrtp_src_create (GstPushSrc * psrc,
     GstBuffer ** buf);
 static GstStateChangeReturn gst_uvgrtp_src_change_state (GstElement *
@@ -641,6 +651,53 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
   /**
+   * GstUvgRtpSrc:do-retransmission:
+   *
+   * Ask the sender for lost packets, as rtpjitterbuffer's property does:
+   * a packet missing for longer than reordering explains (5 ms) is asked
+   * for with a generic NACK (RFC 4585), and again each round trip while
+   * its answer can still arrive within #GstUvgRtpSrc:latency;
+   * retransmissions (RFC 4588 RTX of #GstUvgRtpSrc:rtx-pt, as uvgrtpsink
+   * and rtprtxsend send them) fill the gaps before the access units are
+   * put together. NACKs go where our receiver reports go, once the
+   * sender's first report said where that is: a sender without RTCP is
+   * never asked. Needs #GstUvgRtpSrc:rtcp and a latency above 0. With it
+   * the reordering window holds 4096 packets, so that a gap at the start
+   * of a large picture waits for its retransmission.
+   */
+  g_object_class_install_property (gobject_class, PROP_DO_RETRANSMISSION,
+      g_param_spec_boolean ("do-retransmission", "Do retransmission",
+          "Send NACKs for lost packets and take their retransmissions "
+          "(RFC 4585, 4588)", DEFAULT_DO_RETRANSMISSION,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSrc:rtx-pt:
+   *
+   * The payload type of retransmissions: -1 (the default) for the one
+   * after the stream's payload type (97 for 96, and 97 when the payload
+   * type is not known), as uvgrtpsink sends them; for rtprtxsend, the
+   * value its payload-type-map maps the media's to.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTX_PT,
+      g_param_spec_int ("rtx-pt", "RTX payload type",
+          "Payload type of retransmissions (-1 = the media's + 1)", -1, 127,
+          DEFAULT_RTX_PT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSrc:request-keyframe:
+   *
+   * Ask the sender for a key frame (RTCP PLI, RFC 4585) when packets are
+   * given up for lost, so that a damaged picture is repaired at once
+   * rather than at the next key frame; at most one request per 300 ms, and
+   * a key frame that arrives answers the requests before it. Needs
+   * #GstUvgRtpSrc:rtcp. An upstream force-key-unit event (from a decoder,
+   * or the application) asks too, whatever this property: a FIR (RFC 5104)
+   * when it asks for all headers, else a PLI.
+   */
+  g_object_class_install_property (gobject_class, PROP_REQUEST_KEYFRAME,
+      g_param_spec_boolean ("request-keyframe", "Request keyframe",
+          "Ask the sender for a key frame (PLI) when packets are lost",
+          DEFAULT_REQUEST_KEYFRAME, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstUvgRtpSrc:stats:
    *
    * Counters of the session, a GstStructure named
@@ -691,6 +748,18 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * something), sync-delay (gint64, ns: added to be in step with the
    * sender's other streams).
    *
+   * Loss recovery (#GstUvgRtpSrc:do-retransmission, guint64): missing
+   * (packets found missing; each counted once in recovered (by a
+   * retransmission), recovered-late (after it was given up),
+   * reordered-missing (arrived late by itself before being asked for),
+   * lost-unrecovered, or
+   * still pending), nack-requests (packets asked for, repeats included),
+   * nacks-sent (NACK packets), rtx-received (retransmissions taken, also
+   * counted among the packets), rtx-dropped (retransmissions of packets
+   * not missing, or malformed), rtx-ssrc (guint), round-trip-time
+   * (guint64, ns: from NACK to retransmission, smoothed); pli-sent,
+   * fir-sent, keyframe-requests (force-key-unit events taken).
+   *
    * Sources: ssrc (guint, the source followed), have-source (gboolean),
    * source-changes (another SSRC took over), source-restarts (the source
    * restarted its numbering), timing-resets (the timestamp mapping
@@ -735,6 +804,7 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
   basesrc_class->get_caps = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_get_caps);
   basesrc_class->negotiate = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_negotiate);
   basesrc_class->query = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_query);
+  basesrc_class->event = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_event);
 
   pushsrc_class->create = GST_DEBUG_FUNCPTR (gst_uvgrtp_src_create);
 
@@ -773,6 +843,9 @@ gst_uvgrtp_src_init (GstUvgRtpSrc * self)
   self->cname = g_strdup (DEFAULT_CNAME);
   self->rtcp_min_interval = DEFAULT_RTCP_MIN_INTERVAL;
   self->lip_sync = DEFAULT_LIP_SYNC;
+  self->do_retransmission = DEFAULT_DO_RETRANSMISSION;
+  self->rtx_pt = DEFAULT_RTX_PT;
+  self->request_keyframe = DEFAULT_REQUEST_KEYFRAME;
   gst_uvgrtp_zrtp_settings_init (&self->zrtp);
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
@@ -1221,6 +1294,15 @@ gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
     case PROP_LIP_SYNC:
       self->lip_sync = g_value_get_boolean (value);
       break;
+    case PROP_DO_RETRANSMISSION:
+      self->do_retransmission = g_value_get_boolean (value);
+      break;
+    case PROP_RTX_PT:
+      self->rtx_pt = g_value_get_int (value);
+      break;
+    case PROP_REQUEST_KEYFRAME:
+      self->request_keyframe = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1326,6 +1408,15 @@ gst_uvgrtp_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_LIP_SYNC:
       g_value_set_boolean (value, self->lip_sync);
       break;
+    case PROP_DO_RETRANSMISSION:
+      g_value_set_boolean (value, self->do_retransmission);
+      break;
+    case PROP_RTX_PT:
+      g_value_set_int (value, self->rtx_pt);
+      break;
+    case PROP_REQUEST_KEYFRAME:
+      g_value_set_boolean (value, self->request_keyframe);
+      break;
     case PROP_STATS:
       g_value_take_boxed (value, build_stats (self));
       break;
@@ -1428,6 +1519,23 @@ build_stats (GstUvgRtpSrc * self)
       "synced", G_TYPE_BOOLEAN, (gboolean) st.synced,
       "sync-offset", G_TYPE_INT64, (gint64) st.sync_offset,
       "sync-delay", G_TYPE_INT64, (gint64) st.sync_delay, NULL);
+  /* loss recovery */
+  gst_structure_set (s,
+      "missing", G_TYPE_UINT64, (guint64) st.nack.missing,
+      "recovered", G_TYPE_UINT64, (guint64) st.nack.recovered,
+      "recovered-late", G_TYPE_UINT64, (guint64) st.nack.late,
+      "reordered-missing", G_TYPE_UINT64, (guint64) st.nack.reordered,
+      "lost-unrecovered", G_TYPE_UINT64, (guint64) st.nack.lost,
+      "nack-requests", G_TYPE_UINT64, (guint64) st.nack.requests,
+      "nacks-sent", G_TYPE_UINT64, (guint64) st.nacks_sent,
+      "rtx-received", G_TYPE_UINT64, (guint64) st.rtx,
+      "rtx-dropped", G_TYPE_UINT64, (guint64) st.rtx_dropped,
+      "rtx-ssrc", G_TYPE_UINT, (guint) st.rtx_ssrc,
+      "round-trip-time", G_TYPE_UINT64, (guint64) st.nack.rtt,
+      "pli-sent", G_TYPE_UINT64, (guint64) st.pli_sent,
+      "fir-sent", G_TYPE_UINT64, (guint64) st.fir_sent,
+      "keyframe-requests", G_TYPE_UINT64, (guint64) st.keyframe_requests,
+      NULL);
 #ifdef URTP_HAVE_SRTP
   gst_structure_set (s, "srtp-backend", G_TYPE_STRING, urtp_srtp_backend (),
       NULL);
@@ -1474,6 +1582,12 @@ make_stream (GstUvgRtpSrc * self, const urtp_srtp_config_t * srtp,
   cfg.cname = self->cname;
   cfg.lip_sync = self->lip_sync && self->rtcp;
   cfg.rtcp_mux = self->rtcp && self->rtcp_mux;
+  /* feedback goes over RTCP */
+  cfg.nack = cfg.rtx = self->do_retransmission && self->rtcp;
+  cfg.rtx_pt = self->rtx_pt >= 0 ? (uint8_t) self->rtx_pt :
+      urtp_rtx_default_pt (self->session.pt >= 0 ? (uint8_t) self->session.pt
+      : 96);
+  cfg.request_keyframe = self->request_keyframe && self->rtcp;
   if (self->session.params && gst_memory_map (self->session.params, &map,
           GST_MAP_READ)) {
     cfg.params = map.data;
@@ -1550,7 +1664,8 @@ service_rtcp (GstUvgRtpSrc * self, GstClockTime now)
   urtp_recvstream_stats_t st;
 
   if (!self->sock.watch_ready && mono < urtp_rtcpio_deadline (&self->rtcpio)
-      && !urtp_recvstream_rtcp_pending (self->stream))
+      && !urtp_recvstream_rtcp_pending (self->stream)
+      && urtp_recvstream_feedback_deadline (self->stream) > now)
     return;
   if (urtp_recvstream_rtcp_service (self->stream, &self->rtcpio, now,
           mono) <= 0)
@@ -1929,6 +2044,33 @@ gst_uvgrtp_src_negotiate (GstBaseSrc * bsrc)
   return ok;
 }
 
+/* A decoder (or the application) asks for a key frame: the streaming
+ * thread sends the request with its next feedback (woken for it). */
+static gboolean
+gst_uvgrtp_src_event (GstBaseSrc * bsrc, GstEvent * event)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (bsrc);
+  gboolean all_headers = FALSE;
+
+  if (gst_video_event_is_force_key_unit (event) &&
+      gst_video_event_parse_upstream_force_key_unit (event, NULL,
+          &all_headers, NULL)) {
+    GST_DEBUG_OBJECT (self, "key frame asked for (%s)", all_headers ? "FIR" :
+        "PLI");
+    /* a FIR, once asked, is not lowered to a PLI */
+    if (all_headers)
+      g_atomic_int_set (&self->keyframe_asked, 2);
+    else
+      g_atomic_int_compare_and_exchange (&self->keyframe_asked, 0, 1);
+    GST_OBJECT_LOCK (self);
+    if (self->opened)
+      urtp_sock_wake (&self->sock);
+    GST_OBJECT_UNLOCK (self);
+    return TRUE;
+  }
+  return GST_BASE_SRC_CLASS (parent_class)->event (bsrc, event);
+}
+
 static gboolean
 gst_uvgrtp_src_query (GstBaseSrc * bsrc, GstQuery * query)
 {
@@ -2162,6 +2304,8 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       flush_after_pause (self);
 
     urtp_recvstream_set_sync_domain (self->stream, self->clock_domain);
+    if ((n = g_atomic_int_and (&self->keyframe_asked, 0)) != 0)
+      urtp_recvstream_request_keyframe (self->stream, n == 2);
     if (urtp_recvstream_pop (self->stream, &f)) {
       *outbuf = make_buffer (self, &f);
       return GST_FLOW_OK;

@@ -67,6 +67,11 @@ struct _GstUvgRtpSrc
   gchar *cname;                 /* NULL: the process's default */
   guint64 rtcp_min_interval;    /* ns */
   gboolean lip_sync;
+  gboolean do_retransmission;   /* NACKs out, RTX in (needs rtcp) */
+  gint rtx_pt;                  /* -1: the one after the media's */
+  gboolean request_keyframe;    /* PLI when packets are given up */
+  gint keyframe_asked;          /* atomic: 0, or 1 (PLI) / 2 (FIR) from
+                                 * an upstream force-key-unit event */
 
   /* set in start(), cleared in stop(), under the object lock; used by the
    * streaming thread in between */

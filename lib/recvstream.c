@@ -55,6 +55,18 @@ struct urtp_recvstream {
   struct sockaddr_storage mux_from;
   bool mux_from_set;
   char cname[URTP_RTCP_MAX_TEXT + 1];
+  /* the last sender report of an SSRC not followed (yet), and where it
+   * came from; once its source is followed, where our reports go */
+  struct {
+    bool valid, has_from;
+    urtp_rtcp_sr_t sr;
+    uint64_t arrival;
+    struct sockaddr_storage from;
+    char cname[URTP_RTCP_MAX_TEXT + 1];
+  } early;
+  uint64_t early_srs;           /* taken since the last service */
+  bool learn;
+  struct sockaddr_storage learn_from;
 
   /* lip sync (sync.h): our member, the clock we time on, the offset given */
   urtp_sync_member_t *sync;
@@ -165,12 +177,33 @@ static void new_stream(urtp_recvstream_t *r)
   r->params_due = r->params != NULL;
 }
 
+/* The source's sender report (and CNAME) at now. */
+static void take_sr(urtp_recvstream_t *r, const urtp_rtcp_sr_t *sr, uint64_t now)
+{
+  r->st.rtcp_sr++;
+  r->st.sr_ntp = sr->ntp;
+  r->st.sr_rtp_ts = sr->rtp_ts;
+  r->st.sr_packets = sr->packets;
+  r->st.sr_octets = sr->octets;
+  r->st.sr_arrival = now;
+}
+
 /* source: the stream changes before the packet that comes next. */
 static void on_source_event(void *user, const urtp_source_event_t *ev)
 {
   urtp_recvstream_t *r = user;
   urtp_recvstream_event_t e = { .kind = URTP_RECVSTREAM_EV_SOURCE, .source = *ev };
   new_stream(r);
+  /* its report came first: taken now, and where it came from is where
+   * our reports and feedback go */
+  if (r->early.valid && r->early.sr.ssrc == ev->new_ssrc) {
+    take_sr(r, &r->early.sr, r->early.arrival);
+    snprintf(r->st.cname, sizeof r->st.cname, "%s", r->early.cname);
+    r->early_srs++;
+    r->learn = r->early.has_from;
+    r->learn_from = r->early.from;
+  }
+  r->early.valid = false;
   queue_event(r, &e);
 }
 
@@ -478,7 +511,12 @@ static bool zrtp_filter(urtp_recvstream_t *r, const uint8_t *pkt, size_t len,
 
 /* ---- RTCP ---- */
 
-static void rtcp_in(urtp_recvstream_t *r, uint8_t *pkt, size_t len, uint64_t now)
+/* An RTCP compound arrived at now from `from` (NULL: not known). The
+ * current source's sender report is taken (the caller learns where our
+ * reports go from it); one of an SSRC not followed (yet) is kept aside:
+ * a sender's first report may come before its media. */
+static void rtcp_in(urtp_recvstream_t *r, uint8_t *pkt, size_t len, uint64_t now,
+                    const struct sockaddr_storage *from)
 {
 #ifdef URTP_HAVE_ZRTP_EP
   if (r->cfg.zrtp) {
@@ -510,16 +548,26 @@ static void rtcp_in(urtp_recvstream_t *r, uint8_t *pkt, size_t len, uint64_t now
   r->st.rtcp++;
   uint32_t cur;
   bool have = urtp_source_current(&r->src, &cur);
-  for (unsigned i = 0; have && i < info.nreports; i++) {
+  for (unsigned i = 0; i < info.nreports; i++) {
     const urtp_rtcp_report_t *rep = &info.reports[i];
-    if (!rep->is_sr || rep->sr.ssrc != cur)
+    if (!rep->is_sr)
       continue;
-    r->st.rtcp_sr++;
-    r->st.sr_ntp = rep->sr.ntp;
-    r->st.sr_rtp_ts = rep->sr.rtp_ts;
-    r->st.sr_packets = rep->sr.packets;
-    r->st.sr_octets = rep->sr.octets;
-    r->st.sr_arrival = now;
+    if (have && rep->sr.ssrc == cur) {
+      take_sr(r, &rep->sr, now);
+      continue;
+    }
+    r->early.valid = true;
+    r->early.sr = rep->sr;
+    r->early.arrival = now;
+    r->early.has_from = from != NULL;
+    if (from)
+      r->early.from = *from;
+    r->early.cname[0] = '\0';
+    for (unsigned k = 0; k < info.ncnames; k++)
+      if (info.cnames[k].ssrc == rep->sr.ssrc) {
+        memcpy(r->early.cname, info.cnames[k].value, info.cnames[k].len);
+        r->early.cname[info.cnames[k].len] = '\0';
+      }
   }
   for (unsigned i = 0; have && i < info.ncnames; i++)
     if (info.cnames[i].ssrc == cur) {
@@ -536,7 +584,7 @@ static void rtcp_in(urtp_recvstream_t *r, uint8_t *pkt, size_t len, uint64_t now
 int urtp_recvstream_push_rtcp(urtp_recvstream_t *r, uint8_t *pkt, size_t len, uint64_t now)
 {
   uint64_t bad = r->st.rtcp_bad;
-  rtcp_in(r, pkt, len, now);
+  rtcp_in(r, pkt, len, now, NULL);
   publish(r);
   return r->st.rtcp_bad != bad ? -EBADMSG : 0;
 }
@@ -711,12 +759,18 @@ int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, urtp_rtcpio_t *io, uint64
       for (int i = 0; i < n; i++) {
         const urtp_dgram_t *d = &io->rx.dgrams[i];
         uint64_t before = r->st.rtcp_sr;
-        rtcp_in(r, d->data, d->len, now);
+        rtcp_in(r, d->data, d->len, now, d->from);
         if (r->st.rtcp_sr > before) {
           urtp_rtcpio_learn(io, d->from);
           srs++;
         }
       }
+  /* a report that came before its source was followed */
+  if (r->learn)
+    urtp_rtcpio_learn(io, &r->learn_from);
+  r->learn = false;
+  srs += r->early_srs > 64 ? 64 : (int)r->early_srs;
+  r->early_srs = 0;
   /* feedback goes once there is somewhere to send it */
   r->fb_ok = io->dest_len != 0;
   if (r->fb_ok && urtp_recvstream_feedback_deadline(r) <= now)
@@ -735,7 +789,7 @@ int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, urtp_rtcpio_t *io, uint64
 
 bool urtp_recvstream_rtcp_pending(const urtp_recvstream_t *r)
 {
-  return r->mux_in != 0;
+  return r->mux_in != 0 || r->early_srs != 0;
 }
 
 uint32_t urtp_recvstream_rtcp_ssrc(const urtp_recvstream_t *r)
@@ -745,17 +799,20 @@ uint32_t urtp_recvstream_rtcp_ssrc(const urtp_recvstream_t *r)
 
 /* A datagram of the RTX payload type (parsed into r->cur): unwrapped in
  * place into the original the tracker misses, reparsed; *pkt and *len
- * then describe it. Returns whether it goes on: the original, or media of
- * the followed source that happens to use the RTX payload type. */
+ * then describe it. Returns whether it goes on: the original, or media
+ * that happens to use the RTX payload type. */
 static bool rtx_in(urtp_recvstream_t *r, uint8_t **pkt, size_t *len)
 {
   uint32_t cur;
   uint16_t osn;
   uint8_t *orig;
-  bool have = urtp_source_current(&r->src, &cur);
-  if (have && r->cur.hdr.ssrc == cur)
+  /* media until told otherwise: the followed source's packets, anything
+   * before there is a source (retransmissions answer NACKs, which need
+   * one), and everything while the media's payload type is the RTX one */
+  if (!urtp_source_current(&r->src, &cur) || r->cur.hdr.ssrc == cur || r->media_pt < 0 ||
+      r->media_pt == r->cfg.rtx_pt)
     return true;
-  if (!have || !r->nack || r->media_pt < 0 || urtp_rtx_osn(*pkt, *len, &osn) != 0 || !urtp_nack_missing(r->nack, osn)) {
+  if (!r->nack || urtp_rtx_osn(*pkt, *len, &osn) != 0 || !urtp_nack_missing(r->nack, osn)) {
     r->st.rtx_dropped++;
     return false;
   }
@@ -787,7 +844,7 @@ static void push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
     uint64_t srs = r->st.rtcp_sr;
     r->mux_in++;
     r->mux_bytes += len;
-    rtcp_in(r, pkt, len, now);
+    rtcp_in(r, pkt, len, now, from);
     if (r->st.rtcp_sr != srs) {
       r->mux_srs++;
       if (from) {

@@ -36,6 +36,9 @@ static int resolve(const char *host, uint16_t port, struct sockaddr_storage *out
   return 0;
 }
 
+/* How soon an early first report that could not be built is tried again. */
+#define EARLY_RETRY 20000000ull
+
 int urtp_rtcpio_open(urtp_rtcpio_t *io, const urtp_rtcpio_config_t *cfg, uint64_t now)
 {
   memset(io, 0, sizeof(*io));
@@ -76,6 +79,9 @@ int urtp_rtcpio_open(urtp_rtcpio_t *io, const urtp_rtcpio_config_t *cfg, uint64_
   urtp_rtcp_interval_config_t ic = { .min_interval = cfg->min_interval };
   urtp_rtcp_members_t m = members(io);
   urtp_rtcp_sched_init(&io->sched, &ic, now, &m, TYPICAL_REPORT);
+  io->early_first = cfg->early_first;
+  if (io->early_first)
+    io->sched.tn = now;
   return 0;
 }
 
@@ -87,6 +93,8 @@ void urtp_rtcpio_close(urtp_rtcpio_t *io)
 
 bool urtp_rtcpio_due(urtp_rtcpio_t *io, uint64_t now)
 {
+  if (io->early_first && io->sched.initial)
+    return true;
   urtp_rtcp_members_t m = members(io);
   return urtp_rtcp_sched_expire(&io->sched, now, &m);
 }
@@ -123,6 +131,12 @@ int urtp_rtcpio_send_feedback(urtp_rtcpio_t *io, const uint8_t *buf, size_t len)
 
 void urtp_rtcpio_skip(urtp_rtcpio_t *io, uint64_t now)
 {
+  if (io->early_first && io->sched.initial) {
+    /* the first report waits for what it needs (a clock), not a turn */
+    io->sched.tn = now + EARLY_RETRY;
+    io->unsent++;
+    return;
+  }
   urtp_rtcp_members_t m = members(io);
   urtp_rtcp_sched_sent(&io->sched, now, &m, TYPICAL_REPORT);
   io->unsent++;

@@ -102,15 +102,27 @@ static void h26x_fmtp(sb_t *b, const urtp_sdp_desc_t *d)
   }
 }
 
+/* The m= line's transport and formats: RTP/AVPF with feedback (RFC
+ * 4585), the rtx payload type after the media's. */
+static void m_line(sb_t *b, const urtp_sdp_desc_t *d, const char *media)
+{
+  sb_printf(b, "m=%s %u RTP/%s %u", media, (unsigned)d->port, d->feedback ? "AVPF" : "AVP",
+            (unsigned)d->pt);
+  if (d->rtx)
+    sb_printf(b, " %u", (unsigned)d->rtx_pt);
+  sb_printf(b, "\r\n");
+}
+
 static void media_level(sb_t *b, const urtp_sdp_desc_t *d)
 {
   unsigned pt = d->pt;
-  if (d->codec == URTP_CODEC_OPUS) {
-    sb_printf(b, "m=audio %u RTP/AVP %u\r\n", (unsigned)d->port, pt);
+  bool opus = d->codec == URTP_CODEC_OPUS;
+  if (opus) {
+    m_line(b, d, "audio");
     sb_printf(b, "a=rtpmap:%u opus/48000/2\r\n", pt);
     sb_printf(b, "a=fmtp:%u sprop-stereo=%d\r\n", pt, d->channels == 2);
   } else {
-    sb_printf(b, "m=video %u RTP/AVP %u\r\n", (unsigned)d->port, pt);
+    m_line(b, d, "video");
     sb_printf(b, "a=rtpmap:%u %s/90000\r\n", pt, urtp_codec_name(d->codec));
     /* "a=fmtp:pt " only when parameters follow: written, then taken back
      * if none did */
@@ -129,8 +141,24 @@ static void media_level(sb_t *b, const urtp_sdp_desc_t *d)
     sb_printf(b, "a=rtcp-mux\r\n");
   else if (d->rtcp_port)
     sb_printf(b, "a=rtcp:%u\r\n", (unsigned)d->rtcp_port);
-  /* RTCP feedback (a=rtcp-fb) and retransmission (the rtx payload type's
-   * rtpmap and fmtp) lines go here. */
+  /* what the receiver may ask for (RFC 4585 4.2, RFC 5104 7.1): NACKs,
+   * and for video key frames by PLI or FIR */
+  if (d->feedback) {
+    sb_printf(b, "a=rtcp-fb:%u nack\r\n", pt);
+    if (!opus) {
+      sb_printf(b, "a=rtcp-fb:%u nack pli\r\n", pt);
+      sb_printf(b, "a=rtcp-fb:%u ccm fir\r\n", pt);
+    }
+  }
+  /* retransmissions (RFC 4588 8.6): their payload type, tied to the
+   * media's, and how long they are offered */
+  if (d->rtx) {
+    sb_printf(b, "a=rtpmap:%u rtx/%u\r\n", (unsigned)d->rtx_pt, urtp_codec_clock_rate(d->codec));
+    sb_printf(b, "a=fmtp:%u apt=%u", (unsigned)d->rtx_pt, pt);
+    if (d->rtx_time_ms)
+      sb_printf(b, ";rtx-time=%u", d->rtx_time_ms);
+    sb_printf(b, "\r\n");
+  }
 }
 
 int urtp_sdp_write(const urtp_sdp_desc_t *d, char *out, size_t cap)

@@ -316,7 +316,8 @@ struct urtp_rtcpio;
 int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, struct urtp_rtcpio *io, uint64_t now,
                                  uint64_t mono);
 
-/* With rtcp_mux: RTCP arrived among the datagrams since the last
+/* RTCP arrived among the datagrams (rtcp_mux), or a sender report that
+ * came before its source was followed was taken, since the last
  * urtp_recvstream_rtcp_service (call it soon: a sender report waits). */
 bool urtp_recvstream_rtcp_pending(const urtp_recvstream_t *r);
 

@@ -46,6 +46,10 @@ typedef struct urtp_rtcpio_config {
   bool we_send;                 /* a sender's reports (the 25 % share) */
   const urtp_sock_t *mux;       /* the RTP socket to share (bind_* unused);
                                  * NULL: a socket of its own */
+  /* the first report goes at once, not after half an interval (RFC 4585
+   * AVPF: receivers learn from it where their feedback goes); one that
+   * cannot be built yet (urtp_rtcpio_skip) is tried again 20 ms later */
+  bool early_first;
   /* with mux: a datagram read that is not RTCP; NULL: dropped */
   void (*other)(void *user, const urtp_dgram_t *d);
   void *other_user;
@@ -60,6 +64,7 @@ typedef struct urtp_rtcpio {
   socklen_t dest_len;           /* 0: nowhere yet */
   bool dest_fixed;              /* configured: not learnt */
   bool mux;                     /* sock is the RTP socket's (cfg.mux) */
+  bool early_first;
   void (*other)(void *user, const urtp_dgram_t *d);
   void *other_user;
   uint64_t not_rtcp;            /* with mux: datagrams read that were not RTCP */

@@ -50,6 +50,13 @@ int urtp_rtx_unwrap(uint8_t *pkt, size_t len, uint8_t media_pt, uint32_t media_s
 /* The OSN of an RTX packet, without changing it: 0, or -EBADMSG. */
 int urtp_rtx_osn(const uint8_t *pkt, size_t len, uint16_t *osn);
 
+/* The RTX payload type both ends take when none is configured: the one
+ * after the media's (97 for 96), 96 after 127. */
+static inline uint8_t urtp_rtx_default_pt(uint8_t pt)
+{
+  return pt < 127 ? (uint8_t)(pt + 1) : 96;
+}
+
 #define URTP_RTX_RECENT 4096     /* sequence numbers the limiter remembers */
 
 typedef struct urtp_rtx_recent {

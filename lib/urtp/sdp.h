@@ -8,7 +8,8 @@
  *    same description always gives the same text, lines ending in CRLF.
  *  - Session level: v=, o= (session id from the description), s=, c= (IPv4
  *    or IPv6 from the address's form; an IPv4 multicast group carries its
- *    TTL), t=0 0. Media level: m= (audio for Opus, else video, RTP/AVP),
+ *    TTL), t=0 0. Media level: m= (audio for Opus, else video, RTP/AVP,
+ *    or RTP/AVPF with feedback; the rtx payload type after the media's),
  *    a=rtpmap, then a=fmtp with what the payload format RFC defines:
  *    H.264 (RFC 6184) packetization-mode=1, profile-level-id and
  *    sprop-parameter-sets; H.265 (RFC 7798) and H.266 (RFC 9328)
@@ -43,6 +44,14 @@ typedef struct urtp_sdp_desc {
   const urtp_params_t *params;  /* H.26x parameter sets; NULL: none known */
   uint16_t rtcp_port;           /* where RTCP goes (a=rtcp, RFC 3605); 0: no line */
   bool rtcp_mux;                /* RTCP on the RTP port (a=rtcp-mux, RFC 5761) */
+  /* RTCP feedback: the RTP/AVPF profile (RFC 4585) and a=rtcp-fb nack,
+   * and for video nack pli and ccm fir (RFC 5104) */
+  bool feedback;
+  /* retransmission (RFC 4588): payload type rtx_pt, apt= the media's,
+   * rtx-time= (ms; 0: not said) */
+  bool rtx;
+  uint8_t rtx_pt;
+  unsigned rtx_time_ms;
 } urtp_sdp_desc_t;
 
 /* Writes the description of d into out, NUL-terminated. Returns the text's

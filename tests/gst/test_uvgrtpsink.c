@@ -1568,7 +1568,9 @@ GST_START_TEST (test_sdp_h265)
   fail_unless (strstr (r.sdp, "\r\ns=") != NULL);
   fail_unless (strstr (r.sdp, "\r\nc=IN IP4 127.0.0.1\r\n") != NULL);
   fail_unless (strstr (r.sdp, "\r\nt=0 0\r\n") != NULL);
-  line = g_strdup_printf ("\r\nm=video %d RTP/AVP 96\r\n", r.rx.port);
+  /* with RTCP (on by default), feedback: AVPF, and retransmissions in
+   * payload type 97 */
+  line = g_strdup_printf ("\r\nm=video %d RTP/AVPF 96 97\r\n", r.rx.port);
   fail_unless (strstr (r.sdp, line) != NULL, "%s", r.sdp);
   g_free (line);
   fail_unless (strstr (r.sdp, "a=rtpmap:96 H265/90000\r\n") != NULL);
@@ -1576,6 +1578,9 @@ GST_START_TEST (test_sdp_h265)
   line = g_strdup_printf ("\r\na=rtcp:%d\r\n", r.rx.port + 1);
   fail_unless (strstr (r.sdp, line) != NULL, "%s", r.sdp);
   g_free (line);
+  fail_unless (strstr (r.sdp, "\r\na=rtcp-fb:96 nack\r\na=rtcp-fb:96 nack pli"
+          "\r\na=rtcp-fb:96 ccm fir\r\na=rtpmap:97 rtx/90000\r\n"
+          "a=fmtp:97 apt=96;rtx-time=1000\r\n") != NULL, "%s", r.sdp);
 
   /* sprop-vps/sps/pps: exactly the encoder's parameter sets, base64 */
   for (guint t = 32; t <= 34; t++) {

@@ -168,6 +168,44 @@ static void test_opus(void)
                  "a=fmtp:111 sprop-stereo=0\r\n");
 }
 
+/* Feedback and retransmission (RFC 4585, 5104, 4588): the AVPF profile,
+ * what may be asked for, the rtx payload type tied to the media's. */
+static void test_feedback_rtx(void)
+{
+  urtp_sdp_desc_t d = { .addr = "192.0.2.7", .port = 5004, .session_id = 9,
+                        .session_name = "uvgrtpsink", .codec = URTP_CODEC_H265, .pt = 96,
+                        .rtcp_port = 5005, .feedback = true, .rtx = true, .rtx_pt = 97,
+                        .rtx_time_ms = 1000 };
+  check_text(&d, "v=0\r\n"
+                 "o=- 9 1 IN IP4 127.0.0.1\r\n"
+                 "s=uvgrtpsink\r\n"
+                 "c=IN IP4 192.0.2.7\r\n"
+                 "t=0 0\r\n"
+                 "m=video 5004 RTP/AVPF 96 97\r\n"
+                 "a=rtpmap:96 H265/90000\r\n"
+                 "a=rtcp:5005\r\n"
+                 "a=rtcp-fb:96 nack\r\n"
+                 "a=rtcp-fb:96 nack pli\r\n"
+                 "a=rtcp-fb:96 ccm fir\r\n"
+                 "a=rtpmap:97 rtx/90000\r\n"
+                 "a=fmtp:97 apt=96;rtx-time=1000\r\n");
+  /* Opus: NACKs only; its clock */
+  urtp_sdp_desc_t o = { .addr = "192.0.2.7", .port = 5006, .session_id = 9,
+                        .codec = URTP_CODEC_OPUS, .pt = 111, .channels = 2, .feedback = true,
+                        .rtx = true, .rtx_pt = 112 };
+  check_text(&o, "v=0\r\n"
+                 "o=- 9 1 IN IP4 127.0.0.1\r\n"
+                 "s=-\r\n"
+                 "c=IN IP4 192.0.2.7\r\n"
+                 "t=0 0\r\n"
+                 "m=audio 5006 RTP/AVPF 111 112\r\n"
+                 "a=rtpmap:111 opus/48000/2\r\n"
+                 "a=fmtp:111 sprop-stereo=1\r\n"
+                 "a=rtcp-fb:111 nack\r\n"
+                 "a=rtpmap:112 rtx/48000\r\n"
+                 "a=fmtp:112 apt=111\r\n");
+}
+
 static void test_sizes(void)
 {
   urtp_params_t ps;
@@ -205,6 +243,7 @@ int main(void)
   TAP_RUN(test_h265_ipv6);
   TAP_RUN(test_h266_multicast);
   TAP_RUN(test_opus);
+  TAP_RUN(test_feedback_rtx);
   TAP_RUN(test_sizes);
   return tap_done();
 }

@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Loss recovery between our elements: uvgrtpsink -> relay (random loss,
+ * 10 ms) -> uvgrtpsrc, with the sink's RTCP through a second relay (10 ms
+ * each way) that carries the source's NACKs back, so a NACK and its answer
+ * take 20 ms. Real x264 / x265 streams: every access unit must arrive
+ * byte for byte and decode, and the counters of both elements and the
+ * relays must add up exactly. Then key frames on request: packets lost for
+ * good make uvgrtpsrc send PLIs that reach x264enc through uvgrtpsink (a
+ * new IDR follows; none without request-keyframe), and a force-key-unit
+ * event sent upstream from the receiver's end does the same.
+ */
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/check/gstcheck.h>
+#include <gst/video/video.h>
+
+#include "relay.h"
+#include "rtcputil.h"
+
+#define FPS 60
+#define FRAMES 150
+#define FRAME_DUR (GST_SECOND / FPS)
+
+typedef struct {
+  GPtrArray *aus;               /* GstBuffer: encoded access units */
+  GstCaps *caps;
+} Stream;
+
+static Stream h264, h265;
+
+static void
+encode (Stream * st, const gchar * enc)
+{
+  GstElement *p = launchf ("videotestsrc num-buffers=%d pattern=ball "
+      "! video/x-raw,width=320,height=240,framerate=%d/1 ! %s", FRAMES, FPS,
+      enc);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  GstSample *s;
+
+  st->aus = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+  play (p);
+  while ((s = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+    if (!st->caps)
+      st->caps = gst_caps_copy (gst_sample_get_caps (s));
+    g_ptr_array_add (st->aus, gst_buffer_copy_deep (gst_sample_get_buffer (s)));
+    gst_sample_unref (s);
+  }
+  gst_object_unref (sink);
+  stop (p);
+  fail_unless_equals_int (st->aus->len, FRAMES);
+}
+
+static Stream *
+stream_of (gboolean hevc)
+{
+  Stream *st = hevc ? &h265 : &h264;
+
+  if (!st->aus)
+    encode (st, hevc ?
+        "x265enc key-int-max=60 tune=zerolatency speed-preset=ultrafast "
+        "bitrate=3000 ! h265parse ! video/x-h265,stream-format=byte-stream,"
+        "alignment=au ! appsink name=sink sync=false" :
+        "x264enc key-int-max=60 tune=zerolatency speed-preset=ultrafast "
+        "bitrate=3000 ! h264parse ! video/x-h264,stream-format=byte-stream,"
+        "alignment=au ! appsink name=sink sync=false");
+  return st;
+}
+
+static gboolean
+bytes_equal (GstBuffer * a, GstBuffer * b)
+{
+  GstMapInfo ma, mb;
+  gboolean eq;
+
+  fail_unless (gst_buffer_map (a, &ma, GST_MAP_READ));
+  fail_unless (gst_buffer_map (b, &mb, GST_MAP_READ));
+  eq = ma.size == mb.size && memcmp (ma.data, mb.data, ma.size) == 0;
+  gst_buffer_unmap (a, &ma);
+  gst_buffer_unmap (b, &mb);
+  return eq;
+}
+
+/* How many of bufs a real decoder decodes. */
+static guint
+decoded (Stream * st, gboolean hevc, GPtrArray * bufs)
+{
+  GstElement *dec = launchf ("appsrc name=in format=time ! %s ! appsink "
+      "name=out sync=false", hevc ? "h265parse ! avdec_h265" :
+      "h264parse ! avdec_h264");
+  GstElement *in = gst_bin_get_by_name (GST_BIN (dec), "in");
+  GstElement *out = gst_bin_get_by_name (GST_BIN (dec), "out");
+  GstSample *s;
+  guint n = 0;
+
+  g_object_set (in, "caps", st->caps, NULL);
+  play (dec);
+  for (guint k = 0; k < bufs->len; k++)
+    gst_app_src_push_buffer (GST_APP_SRC (in),
+        gst_buffer_ref (g_ptr_array_index (bufs, k)));
+  gst_app_src_end_of_stream (GST_APP_SRC (in));
+  while ((s = gst_app_sink_pull_sample (GST_APP_SINK (out)))) {
+    n++;
+    gst_sample_unref (s);
+  }
+  gst_object_unref (in);
+  gst_object_unref (out);
+  stop (dec);
+  return n;
+}
+
+static const gchar *KEY = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b";
+
+/* The sender's RTCP through `rtcp` (both ways) to the receiver's RTCP port
+ * (port + 1); the media through `media` to port. */
+static void
+start_relays (relay_t * media, relay_t * rtcp, gint port, double loss,
+    guint64 seed)
+{
+  relay_config_t mc = {.seed = seed,.drop = loss,.delay_ms = 10,
+    .skip_first = 40,.to_port = (guint16) port
+  };
+  relay_config_t rc = {.seed = seed + 1,.delay_ms = 10,.reverse = TRUE,
+    .to_port = (guint16) (port + 1)
+  };
+  fail_unless_equals_int (relay_start (media, &mc), 0);
+  fail_unless_equals_int (relay_start (rtcp, &rc), 0);
+}
+
+static void
+run_recovery (gboolean hevc, double loss, guint64 seed, gboolean srtp)
+{
+  Stream *st = stream_of (hevc);
+  gint port = free_ports (2);
+  gchar *key = srtp ? g_strdup_printf (" srtp-cipher=aes-128-gcm "
+      "srtp-auth=null srtp-key=%s", KEY) : g_strdup ("");
+  GstElement *rx = launchf ("uvgrtpsrc name=src address=127.0.0.1 port=%d "
+      "encoding-name=%s latency=200 buffer-size=4194304%s ! appsink name=sink "
+      "sync=false", port, hevc ? "H265" : "H264", key);
+  relay_t media, rtcp;
+  GstElement *tx, *in, *sink;
+  GPtrArray *got = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_buffer_unref);
+  GstSample *s;
+
+  play (rx);
+  start_relays (&media, &rtcp, port, loss, seed);
+  tx = launchf ("appsrc name=in format=time is-live=true ! uvgrtpsink "
+      "name=net host=127.0.0.1 port=%u rtcp-port=%u mtu=600 sync=true%s",
+      media.port, rtcp.port, key);
+  in = gst_bin_get_by_name (GST_BIN (tx), "in");
+  g_object_set (in, "caps", st->caps, NULL);
+  play (tx);
+  for (guint i = 0; i < st->aus->len; i++) {
+    GstBuffer *b = gst_buffer_copy (g_ptr_array_index (st->aus, i));
+    GST_BUFFER_PTS (b) = i * FRAME_DUR;
+    GST_BUFFER_DTS (b) = GST_CLOCK_TIME_NONE;
+    GST_BUFFER_DURATION (b) = FRAME_DUR;
+    fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (in), b),
+        GST_FLOW_OK);
+  }
+  gst_app_src_end_of_stream (GST_APP_SRC (in));
+  {
+    GstBus *bus = gst_element_get_bus (tx);
+    GstMessage *m = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    fail_unless (m && GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS);
+    gst_message_unref (m);
+    gst_object_unref (bus);
+  }
+  /* until the receiver has been quiet for a while: the last retransmissions
+   * have come (the sink still answers: it keeps running) */
+  sink = gst_bin_get_by_name (GST_BIN (rx), "sink");
+  while ((s = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), GST_SECOND))) {
+    g_ptr_array_add (got, gst_buffer_ref (gst_sample_get_buffer (s)));
+    gst_sample_unref (s);
+  }
+  relay_stop (&media);
+  relay_stop (&rtcp);
+
+  GstStructure *ss = stats_of (tx, "net"), *rs = stats_of (rx, "src");
+  GST_INFO ("%s loss %.2f%s: relay dropped %" G_GUINT64_FORMAT " of %"
+      G_GUINT64_FORMAT "; src missing %" G_GUINT64_FORMAT ", asked %"
+      G_GUINT64_FORMAT " in %" G_GUINT64_FORMAT " NACKs, recovered %"
+      G_GUINT64_FORMAT ", rtx in %" G_GUINT64_FORMAT ", rtt %" G_GUINT64_FORMAT
+      " ns; sink rtx %" G_GUINT64_FORMAT "; %u of %u AUs", hevc ? "H.265" :
+      "H.264", loss, srtp ? " SRTP" : "", media.stats.dropped,
+      media.stats.received, u64 (rs, "missing"), u64 (rs, "nack-requests"),
+      u64 (rs, "nacks-sent"), u64 (rs, "recovered"), u64 (rs, "rtx-received"),
+      u64 (rs, "round-trip-time"), u64 (ss, "rtx-packets"), got->len,
+      st->aus->len);
+
+  /* every access unit, byte for byte, and they decode */
+  fail_unless_equals_int (got->len, st->aus->len);
+  for (guint i = 0; i < MIN (got->len, st->aus->len); i++) {
+    fail_unless (bytes_equal (g_ptr_array_index (got, i),
+            g_ptr_array_index (st->aus, i)), "AU %u differs", i);
+    fail_if (GST_BUFFER_FLAG_IS_SET (g_ptr_array_index (got, i),
+            GST_BUFFER_FLAG_CORRUPTED));
+  }
+  fail_unless_equals_int (decoded (st, hevc, got), st->aus->len);
+
+  /* the relay dropped media and retransmissions: the source missed the
+   * media, and lacks the retransmissions dropped */
+  fail_unless (u64 (rs, "missing") > 0, "the seed impaired nothing");
+  fail_unless_equals_uint64 (u64 (ss, "packets") + u64 (ss, "rtx-packets"),
+      media.stats.received);
+  fail_unless_equals_uint64 (u64 (rs, "missing") + u64 (ss, "rtx-packets") -
+      u64 (rs, "rtx-received"), media.stats.dropped);
+  fail_unless_equals_uint64 (u64 (rs, "recovered"), u64 (rs, "missing"));
+  fail_unless_equals_uint64 (u64 (rs, "lost"), 0);
+  fail_unless_equals_uint64 (u64 (rs, "lost-unrecovered"), 0);
+  fail_unless_equals_uint64 (u64 (rs, "rtx-dropped"), 0);
+  fail_unless_equals_uint64 (u64 (rs, "packets"), u64 (ss, "packets"));
+  /* what was asked was answered, NACK for NACK */
+  fail_unless_equals_uint64 (u64 (ss, "nacks-received"), u64 (rs,
+          "nacks-sent"));
+  fail_unless_equals_uint64 (u64 (ss, "nack-seqs"), u64 (rs, "nack-requests"));
+  fail_unless_equals_uint64 (u64 (ss, "rtx-missing") + u64 (ss,
+          "rtx-over-budget") + u64 (ss, "rtx-errors"), 0);
+  {
+    guint rtx_ssrc = 0, src_rtx_ssrc = 1;
+    gst_structure_get_uint (ss, "rtx-ssrc", &rtx_ssrc);
+    gst_structure_get_uint (rs, "rtx-ssrc", &src_rtx_ssrc);
+    fail_unless_equals_int (rtx_ssrc, src_rtx_ssrc);
+  }
+  fail_unless (u64 (rs, "round-trip-time") >= 20 * GST_MSECOND);
+  fail_unless (u64 (rs, "round-trip-time") < 80 * GST_MSECOND);
+
+  gst_structure_free (ss);
+  gst_structure_free (rs);
+  g_ptr_array_unref (got);
+  relay_free (&media);
+  relay_free (&rtcp);
+  gst_object_unref (sink);
+  gst_object_unref (in);
+  stop (tx);
+  stop (rx);
+  g_free (key);
+}
+
+GST_START_TEST (test_h264_loss_1)
+{
+  run_recovery (FALSE, 0.01, 101, FALSE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_h265_loss_5)
+{
+  run_recovery (TRUE, 0.05, 202, FALSE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_h264_loss_5_srtp)
+{
+  run_recovery (FALSE, 0.05, 303, TRUE);
+}
+
+GST_END_TEST;
+
+/* ---- key frames on request ------------------------------------------------ */
+
+/* Buffers that arrive at the receiver's appsink, and which are key
+ * frames. */
+typedef struct {
+  gint frames, keys;
+} Count;
+
+static GstFlowReturn
+on_sample (GstAppSink * sink, gpointer user)
+{
+  Count *c = user;
+  GstSample *s = gst_app_sink_pull_sample (sink);
+
+  if (s) {
+    g_atomic_int_inc (&c->frames);
+    if (!GST_BUFFER_FLAG_IS_SET (gst_sample_get_buffer (s),
+            GST_BUFFER_FLAG_DELTA_UNIT))
+      g_atomic_int_inc (&c->keys);
+    gst_sample_unref (s);
+  }
+  return GST_FLOW_OK;
+}
+
+/* A live x264 stream without periodic key frames (one IDR at the start)
+ * through a lossy relay to a receiver that does not ask for lost packets:
+ * with request-keyframe, its PLIs bring new IDRs; without, none comes.
+ * ask_upstream: no loss; a force-key-unit event sent upstream from the
+ * receiver's end asks instead (a FIR: all headers). */
+static void
+run_keyframes (gboolean request, gboolean ask_upstream)
+{
+  gint port = free_ports (2);
+  GstElement *rx = launchf ("uvgrtpsrc name=src address=127.0.0.1 port=%d "
+      "encoding-name=H264 latency=100 do-retransmission=false "
+      "request-keyframe=%s ! appsink name=sink sync=false emit-signals=true",
+      port, request ? "true" : "false");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (rx), "sink");
+  Count c = { 0, 0 };
+  relay_t media, rtcp;
+  GstElement *tx;
+
+  g_signal_connect (sink, "new-sample", G_CALLBACK (on_sample), &c);
+  play (rx);
+  start_relays (&media, &rtcp, port, ask_upstream ? 0.0 : 0.02, 77);
+  tx = launchf ("videotestsrc is-live=true pattern=ball ! video/x-raw,"
+      "width=320,height=240,framerate=30/1 ! x264enc key-int-max=100000 "
+      "tune=zerolatency speed-preset=ultrafast bitrate=2000 ! uvgrtpsink "
+      "name=net host=127.0.0.1 port=%u rtcp-port=%u mtu=600", media.port,
+      rtcp.port);
+  play (tx);
+  if (ask_upstream) {
+    g_usleep (1500 * 1000);
+    fail_unless (gst_element_send_event (sink,
+            gst_video_event_new_upstream_force_key_unit (GST_CLOCK_TIME_NONE,
+                TRUE, 1)));
+  }
+  g_usleep (3 * G_USEC_PER_SEC);
+  stop (tx);
+  relay_stop (&media);
+  relay_stop (&rtcp);
+
+  GstStructure *rs = stats_of (rx, "src");
+  guint64 asked = u64 (rs, "pli-sent") + u64 (rs, "fir-sent");
+  GST_INFO ("requests %" G_GUINT64_FORMAT ", rtcp-received %" G_GUINT64_FORMAT ", sr %" G_GUINT64_FORMAT " request-keyframe=%d upstream=%d: %d frames, %d key frames; PLI %"
+      G_GUINT64_FORMAT ", FIR %" G_GUINT64_FORMAT ", lost %" G_GUINT64_FORMAT,
+      u64 (rs, "keyframe-requests"), u64 (rs, "rtcp-received"), u64 (rs, "sr-received"), request, ask_upstream, c.frames, c.keys, u64 (rs, "pli-sent"),
+      u64 (rs, "fir-sent"), u64 (rs, "lost"));
+  fail_unless (c.frames > 60);
+  if (ask_upstream) {
+    fail_unless_equals_uint64 (u64 (rs, "keyframe-requests"), 1);
+    fail_unless_equals_uint64 (u64 (rs, "fir-sent"), 1);
+    fail_unless_equals_uint64 (u64 (rs, "pli-sent"), 0);
+    fail_unless_equals_int (c.keys, 2);
+  } else if (request) {
+    fail_unless (u64 (rs, "lost") > 0);
+    fail_unless (u64 (rs, "pli-sent") > 0);
+    fail_unless (c.keys >= 2, "no key frame followed the PLIs");
+    /* at most one request per 300 ms */
+    fail_unless (asked <= 3000 / 300 + 1);
+  } else {
+    fail_unless (u64 (rs, "lost") > 0);
+    fail_unless_equals_uint64 (asked, 0);
+    fail_unless_equals_int (c.keys, 1);
+  }
+  gst_structure_free (rs);
+  relay_free (&media);
+  relay_free (&rtcp);
+  gst_object_unref (sink);
+  stop (rx);
+}
+
+GST_START_TEST (test_pli_brings_keyframe)
+{
+  run_keyframes (TRUE, FALSE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_no_request_no_keyframe)
+{
+  run_keyframes (FALSE, FALSE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_upstream_request_fir)
+{
+  run_keyframes (FALSE, TRUE);
+}
+
+GST_END_TEST;
+
+static Suite *
+recovery_suite (void)
+{
+  Suite *s = suite_create ("uvgrtp-recovery");
+  TCase *tc = tcase_create ("recovery");
+
+  tcase_set_timeout (tc, 120);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_h264_loss_1);
+  tcase_add_test (tc, test_h265_loss_5);
+  tcase_add_test (tc, test_h264_loss_5_srtp);
+  tcase_add_test (tc, test_pli_brings_keyframe);
+  tcase_add_test (tc, test_no_request_no_keyframe);
+  tcase_add_test (tc, test_upstream_request_fir);
+  return s;
+}
+
+GST_CHECK_MAIN (recovery);
