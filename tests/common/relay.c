@@ -224,7 +224,7 @@ int relay_start(relay_t *r, const relay_config_t *cfg)
 
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   socklen_t alen = sizeof a;
-  int rcvbuf = 8 << 20;
+  int rcvbuf = cfg->rcvbuf > 0 ? cfg->rcvbuf : 8 << 20;
   r->in_fd = socket(AF_INET, SOCK_DGRAM, 0);
   r->out_fd = socket(AF_INET, SOCK_DGRAM, 0);
   r->stop_fd = eventfd(0, EFD_NONBLOCK);

@@ -51,6 +51,7 @@ typedef struct relay_config {
   double burst_p, burst_r, burst_loss;  /* Gilbert-Elliott; burst_p 0: off */
   bool reverse;                 /* relay the destination's replies back */
   double reverse_drop;
+  int rcvbuf;                   /* bytes of the listening socket; 0: 8 MB */
 } relay_config_t;
 
 typedef struct relay_stats {

@@ -26,7 +26,17 @@
  *     0x44       flush (end of stream)
  *     0x45       pop everything
  *     0x46       BYE from nobody (no RTCP yet): a time jump of 10 s
+ *     0x47       RTCP bytes as a separate socket brings them: a length byte,
+ *                then that many bytes
+ *     0x48-0x4b  a sender's BYE
+ *     0x4c       our receiver report, parsed back
+ *     0x50-0x53  a retransmission (RTX, payload type 97) from RTX stream
+ *                (op & 3), SSRC 0x2000 + (op & 3): the next two bytes the
+ *                original sequence number, the next a payload length L
+ *                (times 8, low 7 bits), then L bytes
+ *     0x54       a key frame asked for (a FIR if the next byte is odd)
  *   anything else: skipped.
+ * NACKs and RTX are on (payload type 97), and PLIs on loss.
  *
  * After every record the counters must account for every datagram
  * offered (recvstream.h), and every access unit popped must be within
@@ -64,7 +74,8 @@ static void check_accounts(urtp_recvstream_t *r, uint64_t direct)
   uint64_t sum = st.zrtp + st.zrtp_dropped + st.srtp.auth_fail + st.srtp.replay +
                  st.srtp.other + st.malformed_rtp + st.wrong_pt + st.source.foreign +
                  st.source.stray + st.source.held_dropped + st.source.pending + q->delivered +
-                 q->duplicates + q->late + st.waiting + st.rtcp + st.rtcp_bad - direct;
+                 q->duplicates + q->late + st.waiting + st.rtcp + st.rtcp_bad + st.rtx_dropped -
+                 direct;
   /* packets too large for a reorder slot that had to wait are given up
    * as lost, not counted among the packets: at most that many short */
   ASSERT(sum <= st.datagrams);
@@ -104,11 +115,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     .loss_policy = (opt & 4) ? URTP_LOSS_DROP_NAL : URTP_LOSS_DROP_AU,
     .wait_for_keyframe = (opt & 8) != 0,
     .rtcp_mux = (opt & 0x80) != 0,
+    .nack = true,
+    .rtx = true,
+    .rtx_pt = 97,
+    .request_keyframe = true,
   };
   urtp_recvstream_t *r;
   ASSERT(urtp_recvstream_new(&cfg, &r) == 0);
 
   sender_t snd[4] = { { 100, 0 }, { 20000, 5555 }, { 65500, 0xfffff000u }, { 7, 7 } };
+  uint16_t rtx_seq[4] = { 1, 2, 3, 4 };
   uint64_t now = 1000 * MS, direct = 0;
   uint8_t pkt[1600];
   size_t off = 1;
@@ -179,6 +195,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       urtp_rtcp_write_bye(&w, &who, 1, NULL);
       ASSERT(urtp_recvstream_push_rtcp(r, pkt, w.len, now) == 0);
       direct++;
+    } else if ((op & 0xfc) == 0x50) {
+      if (size - off < 3)
+        break;
+      uint16_t osn = (uint16_t)(data[off] << 8 | data[off + 1]);
+      size_t len = (size_t)(data[off + 2] & 0x7f) * 8;
+      off += 3;
+      if (len > size - off)
+        len = size - off;
+      urtp_rtp_write_fixed(pkt, 97, false, rtx_seq[op & 3]++, snd[0].ts, 0x2000u + (op & 3u));
+      pkt[12] = (uint8_t)(osn >> 8);
+      pkt[13] = (uint8_t)osn;
+      memcpy(pkt + 14, data + off, len);
+      off += len;
+      urtp_recvstream_push_one(r, pkt, 14 + len, NULL, now);
+    } else if (op == 0x54) {
+      if (off >= size)
+        break;
+      urtp_recvstream_request_keyframe(r, data[off++] & 1);
+      ASSERT(urtp_recvstream_feedback_deadline(r) == UINT64_MAX); /* nowhere to send yet */
     } else if (op == 0x4c) {
       /* our report parses, and says no more than the stream knows */
       int n = urtp_recvstream_rtcp_report(r, now, false, pkt, sizeof pkt);

@@ -117,8 +117,9 @@ static void
 start_relays (relay_t * media, relay_t * rtcp, gint port, double loss,
     guint64 seed)
 {
+  /* the way back carries ZRTP's answers */
   relay_config_t mc = {.seed = seed,.drop = loss,.delay_ms = 10,
-    .skip_first = 40,.to_port = (guint16) port
+    .skip_first = 40,.to_port = (guint16) port,.reverse = TRUE
   };
   relay_config_t rc = {.seed = seed + 1,.delay_ms = 10,.reverse = TRUE,
     .to_port = (guint16) (port + 1)
@@ -127,13 +128,30 @@ start_relays (relay_t * media, relay_t * rtcp, gint port, double loss,
   fail_unless_equals_int (relay_start (rtcp, &rc), 0);
 }
 
+/* Whether the plugin was built with ZRTP. */
+static gboolean
+have_zrtp (void)
+{
+  GstElement *e = gst_element_factory_make ("uvgrtpsink", NULL);
+  gboolean have = e && g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+      "zrtp") != NULL;
+
+  if (e)
+    gst_object_unref (e);
+  return have;
+}
+
+enum
+{ CLEAR, SRTP, ZRTP };
+
 static void
-run_recovery (gboolean hevc, double loss, guint64 seed, gboolean srtp)
+run_recovery (gboolean hevc, double loss, guint64 seed, gint keys)
 {
   Stream *st = stream_of (hevc);
   gint port = free_ports (2);
-  gchar *key = srtp ? g_strdup_printf (" srtp-cipher=aes-128-gcm "
-      "srtp-auth=null srtp-key=%s", KEY) : g_strdup ("");
+  gchar *key = keys == SRTP ? g_strdup_printf (" srtp-cipher=aes-128-gcm "
+      "srtp-auth=null srtp-key=%s", KEY) : keys == ZRTP ?
+      g_strdup (" zrtp=true") : g_strdup ("");
   GstElement *rx = launchf ("uvgrtpsrc name=src address=127.0.0.1 port=%d "
       "encoding-name=%s latency=200 buffer-size=4194304%s ! appsink name=sink "
       "sync=false", port, hevc ? "H265" : "H264", key);
@@ -151,6 +169,17 @@ run_recovery (gboolean hevc, double loss, guint64 seed, gboolean srtp)
   in = gst_bin_get_by_name (GST_BIN (tx), "in");
   g_object_set (in, "caps", st->caps, NULL);
   play (tx);
+  if (keys == ZRTP) {
+    /* the stream starts once the keys are agreed (through the relay) */
+    GstElement *net = gst_bin_get_by_name (GST_BIN (tx), "net");
+    gint state = 0;
+    for (gint k = 0; k < 500 && state != 3; k++) {
+      g_usleep (10000);
+      g_object_get (net, "zrtp-state", &state, NULL);
+    }
+    fail_unless_equals_int (state, 3);        /* secure */
+    gst_object_unref (net);
+  }
   for (guint i = 0; i < st->aus->len; i++) {
     GstBuffer *b = gst_buffer_copy (g_ptr_array_index (st->aus, i));
     GST_BUFFER_PTS (b) = i * FRAME_DUR;
@@ -184,7 +213,8 @@ run_recovery (gboolean hevc, double loss, guint64 seed, gboolean srtp)
       G_GUINT64_FORMAT " in %" G_GUINT64_FORMAT " NACKs, recovered %"
       G_GUINT64_FORMAT ", rtx in %" G_GUINT64_FORMAT ", rtt %" G_GUINT64_FORMAT
       " ns; sink rtx %" G_GUINT64_FORMAT "; %u of %u AUs", hevc ? "H.265" :
-      "H.264", loss, srtp ? " SRTP" : "", media.stats.dropped,
+      "H.264", loss, keys == SRTP ? " SRTP" : keys == ZRTP ? " ZRTP" : "",
+      media.stats.dropped,
       media.stats.received, u64 (rs, "missing"), u64 (rs, "nack-requests"),
       u64 (rs, "nacks-sent"), u64 (rs, "recovered"), u64 (rs, "rtx-received"),
       u64 (rs, "round-trip-time"), u64 (ss, "rtx-packets"), got->len,
@@ -203,8 +233,9 @@ run_recovery (gboolean hevc, double loss, guint64 seed, gboolean srtp)
   /* the relay dropped media and retransmissions: the source missed the
    * media, and lacks the retransmissions dropped */
   fail_unless (u64 (rs, "missing") > 0, "the seed impaired nothing");
-  fail_unless_equals_uint64 (u64 (ss, "packets") + u64 (ss, "rtx-packets"),
-      media.stats.received);
+  /* (and ZRTP's messages, the first datagrams, never dropped) */
+  fail_unless_equals_uint64 (u64 (ss, "packets") + u64 (ss, "rtx-packets") +
+      u64 (ss, "zrtp-sent"), media.stats.received);
   fail_unless_equals_uint64 (u64 (rs, "missing") + u64 (ss, "rtx-packets") -
       u64 (rs, "rtx-received"), media.stats.dropped);
   fail_unless_equals_uint64 (u64 (rs, "recovered"), u64 (rs, "missing"));
@@ -241,21 +272,33 @@ run_recovery (gboolean hevc, double loss, guint64 seed, gboolean srtp)
 
 GST_START_TEST (test_h264_loss_1)
 {
-  run_recovery (FALSE, 0.01, 101, FALSE);
+  run_recovery (FALSE, 0.01, 101, CLEAR);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_h265_loss_5)
 {
-  run_recovery (TRUE, 0.05, 202, FALSE);
+  run_recovery (TRUE, 0.05, 202, CLEAR);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_h264_loss_5_srtp)
 {
-  run_recovery (FALSE, 0.05, 303, TRUE);
+  run_recovery (FALSE, 0.05, 303, SRTP);
+}
+
+GST_END_TEST;
+
+/* the retransmissions' keys come from ZRTP, under the RTX SSRC */
+GST_START_TEST (test_h264_loss_5_zrtp)
+{
+  if (!have_zrtp ()) {
+    GST_INFO ("no ZRTP in this build");
+    return;
+  }
+  run_recovery (FALSE, 0.05, 404, ZRTP);
 }
 
 GST_END_TEST;
@@ -384,6 +427,7 @@ recovery_suite (void)
   tcase_add_test (tc, test_h264_loss_1);
   tcase_add_test (tc, test_h265_loss_5);
   tcase_add_test (tc, test_h264_loss_5_srtp);
+  tcase_add_test (tc, test_h264_loss_5_zrtp);
   tcase_add_test (tc, test_pli_brings_keyframe);
   tcase_add_test (tc, test_no_request_no_keyframe);
   tcase_add_test (tc, test_upstream_request_fir);
