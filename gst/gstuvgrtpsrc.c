@@ -1646,9 +1646,15 @@ open_rtcp (GstUvgRtpSrc * self, const gchar * address)
         ("No RTCP: could not bind to %s:%d: %s (set 'rtcp-port', or "
             "'rtcp=false')", address, port, g_strerror (-r)), (NULL));
   } else {
+    GstClockTime base;
+
     self->rtcp_on = TRUE;
     if (!mux)
       self->sock.watch_fd = self->rtcpio.sock.fd;
+    /* a configured destination is known to the feedback from now on, not
+     * only from the first RTCP round */
+    urtp_recvstream_rtcp_service (self->stream, &self->rtcpio,
+        clock_now (self, &base), mono_ns ());
     GST_INFO_OBJECT (self, "RTCP on port %d%s", urtp_sock_local_port
         (&self->rtcpio.sock), mux ? " (rtcp-mux)" : "");
   }

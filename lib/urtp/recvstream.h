@@ -311,7 +311,9 @@ int urtp_recvstream_rtcp_report(urtp_recvstream_t *r, uint64_t now, bool bye, ui
  * source were taken. With rtcp_mux, io shares the RTP socket (its `mux`)
  * and is not read: what arrived among the datagrams since the last call
  * counts instead, and our reports go to where the last sender report came
- * from (the sender's RTP port), unless io's destination was set. */
+ * from (the sender's RTP port), unless io's destination was set. Call it
+ * once as soon as io is open: feedback learns here that a destination was
+ * configured (urtp_recvstream_feedback_deadline() is UINT64_MAX until). */
 struct urtp_rtcpio;
 int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, struct urtp_rtcpio *io, uint64_t now,
                                  uint64_t mono);
