@@ -79,6 +79,10 @@ typedef struct opts {
   const char *srtp;       /* none | gcm | cm */
   const char *send_mode, *recv_mode;
   const char *sink_props;      /* extra uvgrtpsink properties (gst-launch syntax) */
+  const char *src_props;       /* extra uvgrtpsrc properties */
+  int latency;                 /* receiver latency (ms; uvgrtpsrc, rtpbin); < 0: default */
+  int rtcp_send_port;          /* where this side's RTCP goes (on --host); 0: default */
+  int rtcp_recv_port;          /* where this side reads RTCP; 0: default */
   const char *times;           /* per-AU times file (see above) */
 } opts_t;
 
@@ -100,6 +104,13 @@ static double cpu_seconds(void)
 static gboolean is_uvgrtp(const opts_t *o)
 {
   return strcmp(o->path, "uvgrtp") == 0;
+}
+
+/* The stock path with rtpbin: RTCP, NACKs from rtpjitterbuffer,
+ * retransmissions by rtprtxsend / rtprtxreceive (RFC 4588). */
+static gboolean is_stock_rtx(const opts_t *o)
+{
+  return strcmp(o->path, "stock-rtx") == 0;
 }
 
 static const char *caps_name(augen_codec_t c)
@@ -290,9 +301,28 @@ static gchar *recv_desc(const opts_t *o, const char *bind, int port, const char 
         "buffer-size=%d", bind, port, cn, o->buffer_size);
     if (o->recv_mode)
       g_string_append_printf(s, " recv-mode=%s", o->recv_mode);
+    if (o->latency >= 0)
+      g_string_append_printf(s, " latency=%d", o->latency);
+    if (o->rtcp_recv_port)
+      g_string_append_printf(s, " rtcp-port=%d", o->rtcp_recv_port);
+    if (o->src_props)
+      g_string_append_printf(s, " %s", o->src_props);
     g_string_append_printf(s, " ! %s", tail);
     return g_string_free(s, FALSE);
   }
+  if (is_stock_rtx(o))
+    /* linked by rtpbin_hook once rtpbin's signals are connected */
+    return g_strdup_printf("rtpbin name=rb latency=%d do-retransmission=true rtp-profile=avpf "
+        "udpsrc name=rtp_in address=%s port=%d buffer-size=%d caps=\"application/x-rtp,"
+        "media=(string)video,clock-rate=(int)90000,encoding-name=(string)%s,payload=(int)%d,"
+        "rtcp-fb-nack=(boolean)true,rtcp-fb-nack-pli=(boolean)true\" "
+        "udpsrc name=rtcp_in address=%s port=%d "
+        "udpsink name=rtcp_out host=%s port=%d sync=false async=false "
+        "rtp%sdepay name=tap ! %s,stream-format=byte-stream,alignment=au ! %s",
+        o->latency >= 0 ? o->latency : 200, bind, port, o->buffer_size, cn, PT, bind,
+        o->rtcp_recv_port ? o->rtcp_recv_port : port + 1, o->host,
+        o->rtcp_send_port ? o->rtcp_send_port : port + 5, stock_suffix(o->codec),
+        caps_name(o->codec), tail);
   const srtp_profile_t *sp = srtp_profile(o);
   gchar *caps, *dec = g_strdup("");
   if (sp) {
@@ -326,10 +356,24 @@ static gchar *send_tail(const opts_t *o, const char *host, int port)
         "buffer-size=%d sync=false async=false", host, port, o->mtu, PT, SSRC, o->buffer_size);
     if (o->send_mode)
       g_string_append_printf(s, " send-mode=%s", o->send_mode);
+    if (o->rtcp_send_port)
+      g_string_append_printf(s, " rtcp-port=%d", o->rtcp_send_port);
+    if (o->rtcp_recv_port)
+      g_string_append_printf(s, " rtcp-bind-port=%d", o->rtcp_recv_port);
     if (o->sink_props)
       g_string_append_printf(s, " %s", o->sink_props);
     return g_string_free(s, FALSE);
   }
+  if (is_stock_rtx(o))
+    /* the payloader first (appsrc links to it), the rest linked by
+     * rtpbin_hook */
+    return g_strdup_printf("rtp%spay name=pay mtu=%d pt=%d ssrc=%u config-interval=0 "
+        "rtpbin name=rb rtp-profile=avpf "
+        "udpsink name=sink host=%s port=%d buffer-size=%d sync=false async=false "
+        "udpsink name=rtcp_out host=%s port=%d sync=false async=false "
+        "udpsrc name=rtcp_in port=%d", stock_suffix(o->codec), o->mtu, PT, SSRC, host, port,
+        o->buffer_size, host, o->rtcp_send_port ? o->rtcp_send_port : port + 1,
+        o->rtcp_recv_port ? o->rtcp_recv_port : port + 5);
   const srtp_profile_t *sp = srtp_profile(o);
   gchar *enc = g_strdup("");
   if (sp) {
@@ -481,6 +525,115 @@ static void configure_srtp_elements(GstElement *pipe, const opts_t *o)
   }
 }
 
+/* ---- stock-rtx: rtpbin with rtprtxsend / rtprtxreceive ------------------- */
+
+/* rtpbin's aux elements (RFC 4588, SSRC-multiplexed): a bin with the
+ * element and ghost pads sink_N / src_N, payload type 96 -> 97. */
+static GstElement *make_aux(guint session, const char *factory)
+{
+  GstElement *bin = gst_bin_new(NULL), *rtx = gst_element_factory_make(factory, "rtx");
+  if (!rtx)
+    return NULL;
+  GstStructure *map = gst_structure_new("application/x-rtp-pt-map", "96", G_TYPE_UINT, 97, NULL);
+  g_object_set(rtx, "payload-type-map", map, NULL);
+  gst_structure_free(map);
+  if (strcmp(factory, "rtprtxsend") == 0)
+    g_object_set(rtx, "max-size-time", 1000, "max-size-packets", 0, NULL);
+  gst_bin_add(GST_BIN(bin), rtx);
+  const char *pads[] = { "src", "sink" };
+  for (int i = 0; i < 2; i++) {
+    GstPad *pad = gst_element_get_static_pad(rtx, pads[i]);
+    gchar *name = g_strdup_printf("%s_%u", pads[i], session);
+    gst_element_add_pad(bin, gst_ghost_pad_new(name, pad));
+    g_free(name);
+    gst_object_unref(pad);
+  }
+  return bin;
+}
+
+static GstElement *on_aux_receiver(GstElement *rb, guint session, gpointer user)
+{
+  return make_aux(session, "rtprtxreceive");
+}
+
+static GstElement *on_aux_sender(GstElement *rb, guint session, gpointer user)
+{
+  return make_aux(session, "rtprtxsend");
+}
+
+static void on_pad_added(GstElement *rb, GstPad *pad, gpointer user)
+{
+  GstElement *tap = user;
+  gchar *name = gst_pad_get_name(pad);
+  if (g_str_has_prefix(name, "recv_rtp_src_")) {
+    GstPad *sink = gst_element_get_static_pad(tap, "sink");
+    if (!gst_pad_is_linked(sink))
+      gst_pad_link(pad, sink);
+    gst_object_unref(sink);
+  }
+  g_free(name);
+}
+
+static gboolean link_named(GstElement *p, const char *a, const char *apad, const char *b,
+                           const char *bpad)
+{
+  GstElement *ea = gst_bin_get_by_name(GST_BIN(p), a), *eb = gst_bin_get_by_name(GST_BIN(p), b);
+  gboolean ok = ea && eb && gst_element_link_pads(ea, apad, eb, bpad);
+  if (!ok)
+    fprintf(stderr, "uvgrtp-bench: cannot link %s.%s to %s.%s\n", a, apad, b, bpad);
+  if (ea)
+    gst_object_unref(ea);
+  if (eb)
+    gst_object_unref(eb);
+  return ok;
+}
+
+/* Connects rtpbin's aux signals, then requests its pads by linking them
+ * (the signals fire as the pads are made). */
+static gboolean rtpbin_hook(GstElement *pipe, gboolean sender)
+{
+  GstElement *rb = gst_bin_get_by_name(GST_BIN(pipe), "rb");
+  gboolean ok;
+  if (sender) {
+    g_signal_connect(rb, "request-aux-sender", G_CALLBACK(on_aux_sender), NULL);
+    ok = link_named(pipe, "pay", "src", "rb", "send_rtp_sink_0") &&
+         link_named(pipe, "rb", "send_rtp_src_0", "sink", "sink") &&
+         link_named(pipe, "rb", "send_rtcp_src_0", "rtcp_out", "sink") &&
+         link_named(pipe, "rtcp_in", "src", "rb", "recv_rtcp_sink_0");
+  } else {
+    GstElement *tap = gst_bin_get_by_name(GST_BIN(pipe), "tap");
+    g_signal_connect(rb, "request-aux-receiver", G_CALLBACK(on_aux_receiver), NULL);
+    g_signal_connect_data(rb, "pad-added", G_CALLBACK(on_pad_added), tap,
+        (GClosureNotify)(void (*)(void))gst_object_unref, 0);
+    ok = link_named(pipe, "rtp_in", "src", "rb", "recv_rtp_sink_0") &&
+         link_named(pipe, "rtcp_in", "src", "rb", "recv_rtcp_sink_0") &&
+         link_named(pipe, "rb", "send_rtcp_src_0", "rtcp_out", "sink");
+  }
+  /* left at 0, rtpbin plans its RTCP, NACKs included, for 64 kbit/s and
+   * lets most NACKs expire unsent (docs/recovery.md) */
+  GObject *session = NULL;
+  g_signal_emit_by_name(rb, "get-internal-session", 0, &session);
+  if (session) {
+    g_object_set(session, "bandwidth", 200e6, NULL);
+    g_object_unref(session);
+  }
+  gst_object_unref(rb);
+  return ok;
+}
+
+/* rtprtxsend's counts: "RTX packets=N requests=M mean_packet=MTU" (its
+ * packets are nearly all full-size fragments of the pictures). */
+static void print_rtx(GstElement *pipe, const opts_t *o)
+{
+  GstElement *rtx = gst_bin_get_by_name(GST_BIN(pipe), "rtx");
+  if (!rtx)
+    return;
+  guint packets = 0, requests = 0;
+  g_object_get(rtx, "num-rtx-packets", &packets, "num-rtx-requests", &requests, NULL);
+  printf("RTX packets=%u requests=%u mean_packet=%d\n", packets, requests, o->mtu);
+  gst_object_unref(rtx);
+}
+
 /* ---- recv ---------------------------------------------------------------- */
 
 static int cmd_recv(const opts_t *o)
@@ -503,6 +656,8 @@ static int cmd_recv(const opts_t *o)
   GstElement *pipe = launch(desc);
   g_free(desc);
   if (!pipe)
+    return 1;
+  if (is_stock_rtx(o) && !rtpbin_hook(pipe, FALSE))
     return 1;
   configure_srtp_elements(pipe, o);
   counter_t c;
@@ -619,6 +774,8 @@ static int cmd_send(const opts_t *o)
   g_free(desc);
   if (!pipe)
     return 1;
+  if (is_stock_rtx(o) && !rtpbin_hook(pipe, TRUE))
+    return 1;
   configure_srtp_elements(pipe, o);
 
   /* echo receiver, for latency */
@@ -703,7 +860,10 @@ static int cmd_send(const opts_t *o)
     }
     gst_app_src_end_of_stream(GST_APP_SRC(src));
   }
-  if (!failed && bus_error(pipe, 120 * GST_SECOND, TRUE))
+  /* rtpbin's EOS waits for its RTCP (a BYE, its timing): seen once not to
+   * come at all; the media has left by then, so only errors count */
+  if (!failed && (is_stock_rtx(o) ? bus_error(pipe, 5 * GST_SECOND, FALSE)
+                                  : bus_error(pipe, 120 * GST_SECOND, TRUE)))
     failed = TRUE;
   double secs = now() - t0;
   double cpu = cpu_seconds() - cpu0;
@@ -714,6 +874,7 @@ static int cmd_send(const opts_t *o)
       bytes += augen_size_of(&g, i);
   }
   print_stats(pipe, "sink", "send");
+  print_rtx(pipe, o);
   if (times && fclose(times) != 0)
     failed = TRUE;
 
@@ -803,7 +964,7 @@ int main(int argc, char **argv)
   opts_t o = {
     .path = "uvgrtp", .codec_name = "h265", .host = "127.0.0.1", .bind = "0.0.0.0",
     .echo_bind = "0.0.0.0", .seconds = 2.0, .mtu = 1400, .buffer_size = 128 << 20,
-    .srtp = "none",
+    .srtp = "none", .latency = -1,
   };
   static const struct option lo[] = {
     { "path", required_argument, 0, 'P' }, { "codec", required_argument, 0, 'c' },
@@ -816,7 +977,9 @@ int main(int argc, char **argv)
     { "mtu", required_argument, 0, 'm' }, { "buffer-size", required_argument, 0, 'z' },
     { "srtp", required_argument, 0, 'S' }, { "send-mode", required_argument, 0, 'M' },
     { "recv-mode", required_argument, 0, 'R' }, { "sink-props", required_argument, 0, 'K' },
-    { "times", required_argument, 0, 'T' },
+    { "times", required_argument, 0, 'T' }, { "src-props", required_argument, 0, 'Q' },
+    { "latency", required_argument, 0, 'L' }, { "rtcp-send-port", required_argument, 0, 'O' },
+    { "rtcp-recv-port", required_argument, 0, 'I' },
     { 0, 0, 0, 0 },
   };
   int c;
@@ -844,11 +1007,16 @@ int main(int argc, char **argv)
     case 'R': o.recv_mode = optarg; break;
     case 'K': o.sink_props = optarg; break;
     case 'T': o.times = optarg; break;
+    case 'Q': o.src_props = optarg; break;
+    case 'L': o.latency = atoi(optarg); break;
+    case 'O': o.rtcp_send_port = atoi(optarg); break;
+    case 'I': o.rtcp_recv_port = atoi(optarg); break;
     default: return 2;
     }
   }
   if (augen_codec_parse(o.codec_name, &o.codec) < 0 ||
-      (strcmp(o.path, "uvgrtp") != 0 && strcmp(o.path, "stock") != 0) ||
+      (strcmp(o.path, "uvgrtp") != 0 && strcmp(o.path, "stock") != 0 &&
+       strcmp(o.path, "stock-rtx") != 0) ||
       (strcmp(o.srtp, "none") != 0 && !srtp_profile(&o))) {
     fprintf(stderr, "uvgrtp-bench: bad --codec, --path or --srtp\n");
     return 2;

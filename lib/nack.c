@@ -80,6 +80,14 @@ bool urtp_nack_missing(const urtp_nack_t *t, uint16_t seq)
   return e && (!e->done || e->gave_up);
 }
 
+/* The answer had its chance: a round trip and four times its deviation,
+ * at least half a round trip more. */
+static uint64_t retry_interval(const urtp_nack_t *t)
+{
+  uint64_t spread = 4 * t->rttvar > t->rtt / 2 ? 4 * t->rttvar : t->rtt / 2;
+  return t->rtt + spread;
+}
+
 static void arrived(urtp_nack_t *t, uint64_t seq, uint64_t now)
 {
   urtp_nack_entry_t *e = find(t, seq);
@@ -104,8 +112,21 @@ static void arrived(urtp_nack_t *t, uint64_t seq, uint64_t now)
       t->rttvar = (3 * t->rttvar + dev) / 4;
       t->rtt = (7 * t->rtt + sample) / 8;
     } else {
+      /* the first: a quarter of it for the deviation (RFC 6298 takes half:
+       * a spurious TCP retransmission is costly, a spurious NACK costs a
+       * packet); what was asked on the initial guess is asked again as
+       * the measured round trip says */
       t->rtt = sample;
-      t->rttvar = sample / 2;
+      t->rttvar = sample / 4;
+      uint64_t retry = retry_interval(t);
+      for (size_t i = 0; i < t->count; i++) {
+        urtp_nack_entry_t *o = at(t, i);
+        if (!o->done && o->tries && o->asked + retry < o->next) {
+          o->next = o->asked + retry;
+          if (o->next < t->earliest)
+            t->earliest = o->next;
+        }
+      }
     }
     t->rtt_measured = true;
   }
@@ -182,10 +203,7 @@ unsigned urtp_nack_due(urtp_nack_t *t, uint64_t now, uint16_t *seqs, unsigned ca
     }
     pop(t);
   }
-  /* the answer had its chance: a round trip and its spread, at least
-   * half a round trip more */
-  uint64_t spread = 4 * t->rttvar > t->rtt / 2 ? 4 * t->rttvar : t->rtt / 2;
-  uint64_t retry = t->rtt + spread;
+  uint64_t retry = retry_interval(t);
   unsigned n = 0, pairs = 0;
   uint16_t pid = 0;
   for (size_t i = 0; i < t->count; i++) {

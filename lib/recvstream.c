@@ -79,8 +79,6 @@ struct urtp_recvstream {
   bool fb_ok;                   /* where feedback goes is known */
   bool cur_rtx;                 /* the packet being pushed came as RTX */
   int media_pt;                 /* the followed source's; -1: none yet */
-  bool rtx_known;               /* the RTX stream's SSRC is known */
-  uint32_t rtx_ssrc;
   int kf_pending;               /* -1: none; 0: PLI; 1: FIR */
   bool kf_sent;                 /* one was sent, at kf_last */
   uint64_t kf_last;
@@ -169,7 +167,6 @@ static void new_stream(urtp_recvstream_t *r)
   r->st.synced = false;
   if (r->nack)
     urtp_nack_reset(r->nack);
-  r->rtx_known = false;
   r->media_pt = -1;
   urtp_depay_restart(r->depay);
   urtp_timing_reset(&r->timing);
@@ -822,9 +819,8 @@ static bool rtx_in(urtp_recvstream_t *r, uint8_t **pkt, size_t *len)
     r->st.rtx_dropped++;
     return false;
   }
-  /* RFC 4588 5.3: the first answer to a request ties the RTX stream */
-  r->rtx_known = true;
-  r->rtx_ssrc = r->st.rtx_ssrc = rtx_ssrc;
+  /* RFC 4588 5.3: an answer to a request names the RTX stream */
+  r->st.rtx_ssrc = rtx_ssrc;
   r->st.rtx++;
   r->cur_rtx = true;
   *pkt = orig;
@@ -885,8 +881,13 @@ static void push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
     return;
   }
   r->cur_raw = pkt;
-  urtp_source_push(&r->src, pkt, len, r->cur.hdr.ssrc, r->cur.hdr.seq, now, on_packet,
-                   on_source_event, r);
+  /* a retransmission the tracker misses is the followed source's, however
+   * far behind: the source layer would take it for a sequence jump */
+  if (r->cur_rtx)
+    on_packet(r, pkt, len, now);
+  else
+    urtp_source_push(&r->src, pkt, len, r->cur.hdr.ssrc, r->cur.hdr.seq, now, on_packet,
+                     on_source_event, r);
   r->cur_raw = NULL;
 }
 

@@ -75,6 +75,13 @@ void urtp_rtx_limiter_init(urtp_rtx_limiter_t *l)
   memset(l, 0, sizeof(*l));
 }
 
+bool urtp_rtx_limiter_repeat(const urtp_rtx_limiter_t *l, uint16_t seq, uint64_t now,
+                             uint64_t hold_ns)
+{
+  const urtp_rtx_recent_t *e = &l->recent[seq % URTP_RTX_RECENT];
+  return e->used && e->seq == seq && now < e->t + hold_ns;
+}
+
 urtp_rtx_verdict_t urtp_rtx_limiter_check(urtp_rtx_limiter_t *l, uint16_t seq, size_t bytes,
                                           uint64_t now, uint64_t hold_ns, uint64_t rate_bps)
 {
@@ -91,9 +98,9 @@ urtp_rtx_verdict_t urtp_rtx_limiter_check(urtp_rtx_limiter_t *l, uint16_t seq, s
   if (l->tokens > cap)
     l->tokens = cap;              /* the rate went down */
 
-  urtp_rtx_recent_t *e = &l->recent[seq % URTP_RTX_RECENT];
-  if (e->used && e->seq == seq && now < e->t + hold_ns)
+  if (urtp_rtx_limiter_repeat(l, seq, now, hold_ns))
     return URTP_RTX_REPEAT;
+  urtp_rtx_recent_t *e = &l->recent[seq % URTP_RTX_RECENT];
   if (bytes > l->tokens)
     return URTP_RTX_OVER_BUDGET;
   l->tokens -= bytes;

@@ -1309,6 +1309,9 @@ enum rtx_result { RTX_SENT, RTX_MISSING, RTX_REPEAT, RTX_OVER, RTX_ERROR };
 static enum rtx_result retransmit(urtp_sendstream_t *ss, uint16_t seq, uint64_t now,
                                   uint64_t hold, uint64_t rate, size_t *bytes)
 {
+  /* a repeat costs no copy out of the history */
+  if (urtp_rtx_limiter_repeat(&ss->rtx_limit, seq, now, hold))
+    return RTX_REPEAT;
   int len = urtp_history_get(&ss->hist, seq, now, ss->rtx_bufs->orig, sizeof ss->rtx_bufs->orig);
   if (len <= 0)
     return RTX_MISSING;

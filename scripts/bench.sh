@@ -8,6 +8,9 @@
 #        scripts/bench.sh --pacing [bench/pacing.py options...]: 4K through a
 #        real bottleneck (scripts/bottleneck.sh), paced and unpaced, against
 #        the stock path; results into docs/benchmarks.md
+#        scripts/bench.sh --recovery [bench/recovery.py options...]: 4K through
+#        the relay with loss and a 20 ms round trip, recovery on and off,
+#        against rtpbin with rtprtxsend/rtprtxreceive; into docs/benchmarks.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -36,6 +39,12 @@ fi
 # Debian's interpreter: python3-matplotlib is installed for it.
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
+if [ "${1:-}" = "--recovery" ]; then
+  shift
+  ninja -C "$builddir" -j2 bench/urtp-relay
+  exec "$py" "$root/bench/recovery.py" --builddir "$root/$builddir" \
+    --docs "$root/docs/benchmarks.md" "$@"
+fi
 if [ "${1:-}" = "--pacing" ]; then
   shift
   exec "$py" "$root/bench/pacing.py" --builddir "$root/$builddir" \

@@ -17,8 +17,10 @@
  *
  * The round trip is measured from the answers (a packet asked for once
  * and arriving: Karn's rule, no sample from repeated requests) and
- * smoothed as TCP does (RFC 6298: mean and mean deviation); until then it
- * is `initial_rtt` (or what the caller sets) with a deviation of 1/8.
+ * smoothed as TCP does (RFC 6298: mean and mean deviation, the first
+ * deviation a quarter of the first sample); until then it is
+ * `initial_rtt` (or what the caller sets) with a deviation of 1/8, and
+ * what was asked meanwhile is asked again as the first sample says.
  *
  * Promises:
  *  - Bounded: at most URTP_NACK_MAX entries; when a gap would overflow

@@ -80,6 +80,11 @@ typedef enum urtp_rtx_verdict {
   URTP_RTX_OVER_BUDGET,          /* no tokens for it */
 } urtp_rtx_verdict_t;
 
+/* Whether seq was sent within the last hold_ns at now (a repeat): what
+ * urtp_rtx_limiter_check would say first, without taking anything. */
+bool urtp_rtx_limiter_repeat(const urtp_rtx_limiter_t *l, uint16_t seq, uint64_t now,
+                             uint64_t hold_ns);
+
 /* Whether packet seq (bytes long) may be retransmitted at now (ns): not
  * sent within the last hold_ns, and tokens for it at rate_bps bits per
  * second (the bucket holds one second's worth; it starts full). */
