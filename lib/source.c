@@ -170,7 +170,7 @@ static void take_over(urtp_source_t *s, size_t ci, const uint8_t *pkt, size_t le
   urtp_source_event_t ev = {
     .kind = s->had ? URTP_SOURCE_CHANGE : URTP_SOURCE_FIRST,
     .reason = !s->had ? URTP_SOURCE_REASON_NONE :
-              s->active ? URTP_SOURCE_REASON_TIMEOUT : URTP_SOURCE_REASON_BYE,
+              s->active && !s->left ? URTP_SOURCE_REASON_TIMEOUT : URTP_SOURCE_REASON_BYE,
     .old_ssrc = s->ssrc,
     .new_ssrc = c->ssrc,
     .old_seq = s->max_seq,
@@ -181,6 +181,7 @@ static void take_over(urtp_source_t *s, size_t ci, const uint8_t *pkt, size_t le
   drop_jump(s);
   s->had = true;
   s->active = true;
+  s->left = false;
   s->ssrc = c->ssrc;
   s->max_seq = c->max_seq;
   s->last_heard = now;
@@ -210,8 +211,9 @@ static void take_over(urtp_source_t *s, size_t ci, const uint8_t *pkt, size_t le
 
 static bool may_take_over(const urtp_source_t *s, uint64_t now)
 {
-  return !s->active || now - s->last_heard >= s->cfg.timeout;
+  return !s->active || s->left || now - s->last_heard >= s->cfg.timeout;
 }
+
 
 static void current_packet(urtp_source_t *s, const uint8_t *pkt, size_t len, uint16_t seq,
                            uint64_t now, urtp_source_deliver_fn deliver,
@@ -227,7 +229,25 @@ static void current_packet(urtp_source_t *s, const uint8_t *pkt, size_t len, uin
     return;
   }
   if (udelta <= 65536u - s->cfg.max_misorder) {
-    /* a very large jump: the next packet decides */
+    /* a very large jump: the next packet decides; once the source said
+     * BYE, it restarted (a sender back with the same SSRC) */
+    if (s->left) {
+      urtp_source_event_t ev = {
+        .kind = URTP_SOURCE_RESTART,
+        .reason = URTP_SOURCE_REASON_BYE,
+        .old_ssrc = s->ssrc,
+        .new_ssrc = s->ssrc,
+        .old_seq = s->max_seq,
+        .new_seq = seq,
+      };
+      drop_jump(s);
+      s->stats.restarts++;
+      s->left = false;
+      s->max_seq = seq;
+      event(user, &ev);
+      deliver_now(s, pkt, len, now, deliver, user);
+      return;
+    }
     if (s->jump_held && seq == (uint16_t)(s->jump_seq + 1)) {
       urtp_source_event_t ev = {
         .kind = URTP_SOURCE_RESTART,
@@ -396,6 +416,12 @@ void urtp_source_push(urtp_source_t *s, const uint8_t *pkt, size_t len, uint32_t
       s->stats.foreign++;
       return;
     }
+    uint16_t udelta = (uint16_t)(seq - s->max_seq);
+    if (s->active && s->left &&
+        (udelta >= s->cfg.max_dropout && udelta <= 65536u - s->cfg.max_misorder)) {
+      /* after its BYE, a jump is the pinned sender back */
+      s->active = false;
+    }
     if (!s->active) {
       /* pinned: no probation, and the same SSRC again after a BYE */
       urtp_source_event_t ev = {
@@ -406,6 +432,7 @@ void urtp_source_push(urtp_source_t *s, const uint8_t *pkt, size_t len, uint32_t
       if (s->had)
         s->stats.restarts++;
       s->had = s->active = true;
+      s->left = false;
       s->ssrc = ssrc;
       s->max_seq = seq;
       s->last_heard = now;
@@ -423,8 +450,10 @@ void urtp_source_push(urtp_source_t *s, const uint8_t *pkt, size_t len, uint32_t
 void urtp_source_bye(urtp_source_t *s, uint32_t ssrc, uint64_t now,
                      urtp_source_deliver_fn deliver, urtp_source_event_fn event, void *user)
 {
-  if (s->active && ssrc == s->ssrc) {
-    s->active = false;
+  if (s->active && !s->left && ssrc == s->ssrc) {
+    /* its packets still on their way are taken; anything else may take
+     * over at once */
+    s->left = true;
     s->stats.byes++;
     drop_jump(s);
     if (s->hold_owner >= 0 && s->cand[s->hold_owner].valid)
@@ -470,7 +499,7 @@ uint64_t urtp_source_deadline(const urtp_source_t *s)
 {
   if (s->hold_owner < 0 || !s->cand[s->hold_owner].valid || s->hold_count == 0)
     return UINT64_MAX;
-  if (!s->active)
+  if (!s->active || s->left)
     return 0;
   return s->last_heard > UINT64_MAX - s->cfg.timeout ? UINT64_MAX
                                                      : s->last_heard + s->cfg.timeout;
@@ -490,6 +519,7 @@ void urtp_source_reset(urtp_source_t *s)
     s->stats.pending--;
   }
   s->active = false;
+  s->left = false;
   s->had = false;
 }
 

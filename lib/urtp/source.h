@@ -110,7 +110,9 @@ typedef struct urtp_source {
   urtp_source_config_t cfg;
   /* the current source */
   bool had;                 /* one was accepted (ssrc, max_seq are its) */
-  bool active;              /* ... and it has not said BYE */
+  bool active;              /* ... and is followed */
+  bool left;                /* ... and said BYE: its stragglers are taken,
+                             * anything else may take over at once */
   uint32_t ssrc;
   uint16_t max_seq;
   uint64_t last_heard;
@@ -143,7 +145,10 @@ void urtp_source_push(urtp_source_t *s, const uint8_t *pkt, size_t len, uint32_t
 
 /* A BYE for ssrc (RTCP): if it is the current source, a waiting candidate
  * takes over at once (its kept packets are delivered), or the next one to
- * validate does. */
+ * validate does, or the source itself back with a jump in its numbering
+ * (a restart: at once). Until then its own packets that continue its
+ * numbering are still delivered: RTCP may overtake the last media and
+ * their retransmissions. */
 void urtp_source_bye(urtp_source_t *s, uint32_t ssrc, uint64_t now,
                      urtp_source_deliver_fn deliver, urtp_source_event_fn event, void *user);
 

@@ -374,6 +374,43 @@ static void test_bye(void)
   urtp_source_destroy(&s);
 }
 
+/* After its BYE, the source's packets still on their way (overtaken by
+ * the BYE, or retransmissions) are delivered, late ones too; the next
+ * candidate to validate takes over at once; the source itself back with
+ * a jump in its numbering restarts at once. */
+static void test_bye_stragglers(void)
+{
+  urtp_source_t s;
+  REQUIRE(start(&s, -1, 5000, 0));
+  static const step_t st[] = {
+    { PKT, A, 1, 0 }, { PKT, A, 2, 0 }, { PKT, A, 4, 1 },
+    { BYE, A, 0, 2 },
+    { PKT, A, 5, 3 }, { PKT, A, 3, 4 },           /* after the BYE: still A's */
+    { PKT, A, 30000, 5 },                         /* back, renumbered */
+    { PKT, A, 30001, 5 },
+    { BYE, A, 0, 6 },
+    { PKT, B, 7, 7 }, { PKT, B, 8, 8 },           /* validates: at once */
+    { END },
+  };
+  run(&s, st);
+  static const delivered_t want[] = {
+    { A, 1 }, { A, 2 }, { A, 4 }, { A, 5 }, { A, 3 }, { A, 30000 }, { A, 30001 },
+    { B, 7 }, { B, 8 }, { 0 },
+  };
+  CHECK(delivered_are(want));
+  REQUIRE(rec.nev == 3);
+  CHECK_EQ(rec.ev[1].kind, URTP_SOURCE_RESTART);
+  CHECK_EQ(rec.ev[1].reason, URTP_SOURCE_REASON_BYE);
+  CHECK_EQ(rec.ev_at[1], 5);
+  CHECK_EQ(rec.ev[2].kind, URTP_SOURCE_CHANGE);
+  CHECK_EQ(rec.ev[2].reason, URTP_SOURCE_REASON_BYE);
+  CHECK_EQ(rec.ev[2].new_ssrc, B);
+  CHECK_EQ(s.stats.byes, 2);
+  CHECK_EQ(s.stats.restarts, 1);
+  CHECK_EQ(accounted(&s), 9);
+  urtp_source_destroy(&s);
+}
+
 /* Random traffic of a few SSRCs with random numbers and times, the
  * leading sender changing now and then: every packet is accounted for
  * exactly once, and sources change. */
@@ -416,6 +453,7 @@ int main(void)
   TAP_RUN(test_reordering_passes);
   TAP_RUN(test_pinned);
   TAP_RUN(test_bye);
+  TAP_RUN(test_bye_stragglers);
   TAP_RUN(test_accounting);
   return tap_done();
 }
