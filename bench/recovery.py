@@ -17,7 +17,8 @@ and it reports:
               stamps each one, so a missing byte shows), as a share of those
               sent
   (the last access unit of a run is left out: a loss at its very end
-  shows only by a later packet, and none comes)
+  shows only by a later packet, and none comes; the sender stays up for
+  the latency and 300 ms after it, answering NACKs as a live one would)
   decodable   those whose picture and every picture since the last intra
               picture arrived intact (the stream is IPPP: a damaged picture
               spoils the rest of its period)
@@ -169,7 +170,9 @@ def run_one(args, env, profile, latency, path, seed):
         raise RuntimeError("receiver not ready")
     send_cmd = [bench, "send", "--path", elem, "--codec", "h265", "--host", "127.0.0.1",
                 "--port", str(media.port), "--fps", str(args.fps), "--seconds", str(args.seconds),
-                "--buffer-size", str(64 << 20), "--times", st] + send_rtcp
+                "--buffer-size", str(64 << 20), "--times", st,
+                # up after the last picture, as a live sender is: its NACKs answered
+                "--linger", str(latency + 300)] + send_rtcp
     if off:
         send_cmd += ["--sink-props", "do-retransmission=false"]
     try:

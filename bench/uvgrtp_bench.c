@@ -8,7 +8,7 @@
  *   uvgrtp-bench send --path uvgrtp|stock --host H --port P [common]
  *                     [--fps F (0: as fast as possible)] [--seconds S | --frames N]
  *                     [--file PATH] [--echo-port P2 [--echo-bind ADDR]]
- *                     [--times FILE]
+ *                     [--times FILE] [--linger MS]
  *   uvgrtp-bench gen  --frames N --out PATH [common]
  * common: [--codec h264|h265|h266] [--x265 FILE] [--mtu 1400]
  *         [--buffer-size BYTES] [--srtp none|gcm|cm] [--send-mode M] [--recv-mode M]
@@ -83,6 +83,7 @@ typedef struct opts {
   int latency;                 /* receiver latency (ms; uvgrtpsrc, rtpbin); < 0: default */
   int rtcp_send_port;          /* where this side's RTCP goes (on --host); 0: default */
   int rtcp_recv_port;          /* where this side reads RTCP; 0: default */
+  int linger_ms;               /* the sender stays up this long after EOS */
   const char *times;           /* per-AU times file (see above) */
 } opts_t;
 
@@ -873,6 +874,9 @@ static int cmd_send(const opts_t *o)
     for (uint64_t i = 0; i < k; i++)
       bytes += augen_size_of(&g, i);
   }
+  /* as a live sender would, it still answers NACKs for the last pictures */
+  if (o->linger_ms > 0)
+    g_usleep((gulong)o->linger_ms * 1000);
   print_stats(pipe, "sink", "send");
   print_rtx(pipe, o);
   if (times && fclose(times) != 0)
@@ -979,7 +983,7 @@ int main(int argc, char **argv)
     { "recv-mode", required_argument, 0, 'R' }, { "sink-props", required_argument, 0, 'K' },
     { "times", required_argument, 0, 'T' }, { "src-props", required_argument, 0, 'Q' },
     { "latency", required_argument, 0, 'L' }, { "rtcp-send-port", required_argument, 0, 'O' },
-    { "rtcp-recv-port", required_argument, 0, 'I' },
+    { "rtcp-recv-port", required_argument, 0, 'I' }, { "linger", required_argument, 0, 'G' },
     { 0, 0, 0, 0 },
   };
   int c;
@@ -1011,6 +1015,7 @@ int main(int argc, char **argv)
     case 'L': o.latency = atoi(optarg); break;
     case 'O': o.rtcp_send_port = atoi(optarg); break;
     case 'I': o.rtcp_recv_port = atoi(optarg); break;
+    case 'G': o.linger_ms = atoi(optarg); break;
     default: return 2;
     }
   }
