@@ -99,34 +99,31 @@ bool urtp_rtcpio_due(urtp_rtcpio_t *io, uint64_t now)
   return urtp_rtcp_sched_expire(&io->sched, now, &m);
 }
 
+/* To the destination, if there is one yet; counts into *ok when sent. */
+static int send_dest(urtp_rtcpio_t *io, const uint8_t *buf, size_t len, uint64_t *ok)
+{
+  if (!io->dest_len) {
+    io->unsent++;
+    return 0;
+  }
+  int r = urtp_sock_sendto(&io->sock, buf, len, (const struct sockaddr *)&io->dest, io->dest_len);
+  if (r < 0)
+    io->send_errors++;
+  else
+    (*ok)++;
+  return r;
+}
+
 int urtp_rtcpio_send(urtp_rtcpio_t *io, const uint8_t *buf, size_t len, uint64_t now)
 {
   urtp_rtcp_members_t m = members(io);
   urtp_rtcp_sched_sent(&io->sched, now, &m, len);
-  if (!io->dest_len) {
-    io->unsent++;
-    return 0;
-  }
-  int r = urtp_sock_sendto(&io->sock, buf, len, (const struct sockaddr *)&io->dest, io->dest_len);
-  if (r < 0)
-    io->send_errors++;
-  else
-    io->sent++;
-  return r;
+  return send_dest(io, buf, len, &io->sent);
 }
 
 int urtp_rtcpio_send_feedback(urtp_rtcpio_t *io, const uint8_t *buf, size_t len)
 {
-  if (!io->dest_len) {
-    io->unsent++;
-    return 0;
-  }
-  int r = urtp_sock_sendto(&io->sock, buf, len, (const struct sockaddr *)&io->dest, io->dest_len);
-  if (r < 0)
-    io->send_errors++;
-  else
-    io->feedback_sent++;
-  return r;
+  return send_dest(io, buf, len, &io->feedback_sent);
 }
 
 void urtp_rtcpio_skip(urtp_rtcpio_t *io, uint64_t now)

@@ -17,96 +17,32 @@
 
 #include "relay.h"
 #include "rtcputil.h"
+#include "streamutil.h"
 
 #define FPS 60
 #define FRAMES 150
-#define FRAME_DUR (GST_SECOND / FPS)
-
-typedef struct {
-  GPtrArray *aus;               /* GstBuffer: encoded access units */
-  GstCaps *caps;
-} Stream;
 
 static Stream h264, h265;
-
-static void
-encode (Stream * st, const gchar * enc)
-{
-  GstElement *p = launchf ("videotestsrc num-buffers=%d pattern=ball "
-      "! video/x-raw,width=320,height=240,framerate=%d/1 ! %s", FRAMES, FPS,
-      enc);
-  GstElement *sink = gst_bin_get_by_name (GST_BIN (p), "sink");
-  GstSample *s;
-
-  st->aus = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
-  play (p);
-  while ((s = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
-    if (!st->caps)
-      st->caps = gst_caps_copy (gst_sample_get_caps (s));
-    g_ptr_array_add (st->aus, gst_buffer_copy_deep (gst_sample_get_buffer (s)));
-    gst_sample_unref (s);
-  }
-  gst_object_unref (sink);
-  stop (p);
-  fail_unless_equals_int (st->aus->len, FRAMES);
-}
 
 static Stream *
 stream_of (gboolean hevc)
 {
   Stream *st = hevc ? &h265 : &h264;
 
-  if (!st->aus)
-    encode (st, hevc ?
-        "x265enc key-int-max=60 tune=zerolatency speed-preset=ultrafast "
-        "bitrate=3000 ! h265parse ! video/x-h265,stream-format=byte-stream,"
-        "alignment=au ! appsink name=sink sync=false" :
-        "x264enc key-int-max=60 tune=zerolatency speed-preset=ultrafast "
-        "bitrate=3000 ! h264parse ! video/x-h264,stream-format=byte-stream,"
-        "alignment=au ! appsink name=sink sync=false");
+  stream_encode (st, FRAMES, FPS, hevc ?
+      "x265enc key-int-max=60 tune=zerolatency speed-preset=ultrafast "
+      "bitrate=3000 ! h265parse ! video/x-h265,stream-format=byte-stream,"
+      "alignment=au ! appsink name=sink sync=false" :
+      "x264enc key-int-max=60 tune=zerolatency speed-preset=ultrafast "
+      "bitrate=3000 ! h264parse ! video/x-h264,stream-format=byte-stream,"
+      "alignment=au ! appsink name=sink sync=false");
   return st;
 }
 
-static gboolean
-bytes_equal (GstBuffer * a, GstBuffer * b)
+static const gchar *
+decoder_of (gboolean hevc)
 {
-  GstMapInfo ma, mb;
-  gboolean eq;
-
-  fail_unless (gst_buffer_map (a, &ma, GST_MAP_READ));
-  fail_unless (gst_buffer_map (b, &mb, GST_MAP_READ));
-  eq = ma.size == mb.size && memcmp (ma.data, mb.data, ma.size) == 0;
-  gst_buffer_unmap (a, &ma);
-  gst_buffer_unmap (b, &mb);
-  return eq;
-}
-
-/* How many of bufs a real decoder decodes. */
-static guint
-decoded (Stream * st, gboolean hevc, GPtrArray * bufs)
-{
-  GstElement *dec = launchf ("appsrc name=in format=time ! %s ! appsink "
-      "name=out sync=false", hevc ? "h265parse ! avdec_h265" :
-      "h264parse ! avdec_h264");
-  GstElement *in = gst_bin_get_by_name (GST_BIN (dec), "in");
-  GstElement *out = gst_bin_get_by_name (GST_BIN (dec), "out");
-  GstSample *s;
-  guint n = 0;
-
-  g_object_set (in, "caps", st->caps, NULL);
-  play (dec);
-  for (guint k = 0; k < bufs->len; k++)
-    gst_app_src_push_buffer (GST_APP_SRC (in),
-        gst_buffer_ref (g_ptr_array_index (bufs, k)));
-  gst_app_src_end_of_stream (GST_APP_SRC (in));
-  while ((s = gst_app_sink_pull_sample (GST_APP_SINK (out)))) {
-    n++;
-    gst_sample_unref (s);
-  }
-  gst_object_unref (in);
-  gst_object_unref (out);
-  stop (dec);
-  return n;
+  return hevc ? "h265parse ! avdec_h265" : "h264parse ! avdec_h264";
 }
 
 static const gchar *KEY = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b";
@@ -156,7 +92,7 @@ run_recovery (gboolean hevc, double loss, guint64 seed, gint keys)
       "encoding-name=%s latency=200 buffer-size=4194304%s ! appsink name=sink "
       "sync=false", port, hevc ? "H265" : "H264", key);
   relay_t media, rtcp;
-  GstElement *tx, *in, *sink;
+  GstElement *tx, *sink;
   GPtrArray *got = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_buffer_unref);
   GstSample *s;
@@ -166,13 +102,12 @@ run_recovery (gboolean hevc, double loss, guint64 seed, gint keys)
   tx = launchf ("appsrc name=in format=time is-live=true ! uvgrtpsink "
       "name=net host=127.0.0.1 port=%u rtcp-port=%u mtu=600 sync=true%s",
       media.port, rtcp.port, key);
-  in = gst_bin_get_by_name (GST_BIN (tx), "in");
-  g_object_set (in, "caps", st->caps, NULL);
-  play (tx);
   if (keys == ZRTP) {
     /* the stream starts once the keys are agreed (through the relay) */
     GstElement *net = gst_bin_get_by_name (GST_BIN (tx), "net");
     gint state = 0;
+
+    play (tx);
     for (gint k = 0; k < 500 && state != 3; k++) {
       g_usleep (10000);
       g_object_get (net, "zrtp-state", &state, NULL);
@@ -180,15 +115,7 @@ run_recovery (gboolean hevc, double loss, guint64 seed, gint keys)
     fail_unless_equals_int (state, 3);        /* secure */
     gst_object_unref (net);
   }
-  for (guint i = 0; i < st->aus->len; i++) {
-    GstBuffer *b = gst_buffer_copy (g_ptr_array_index (st->aus, i));
-    GST_BUFFER_PTS (b) = i * FRAME_DUR;
-    GST_BUFFER_DTS (b) = GST_CLOCK_TIME_NONE;
-    GST_BUFFER_DURATION (b) = FRAME_DUR;
-    fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (in), b),
-        GST_FLOW_OK);
-  }
-  gst_app_src_end_of_stream (GST_APP_SRC (in));
+  stream_push (tx, st, FPS);
   {
     GstBus *bus = gst_element_get_bus (tx);
     GstMessage *m = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
@@ -197,10 +124,10 @@ run_recovery (gboolean hevc, double loss, guint64 seed, gint keys)
     gst_message_unref (m);
     gst_object_unref (bus);
   }
-  /* until the receiver has been quiet for a while: the last retransmissions
+  /* until the receiver has been quiet for half a second: the last retransmissions
    * have come (the sink still answers: it keeps running) */
   sink = gst_bin_get_by_name (GST_BIN (rx), "sink");
-  while ((s = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), GST_SECOND))) {
+  while ((s = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), GST_SECOND / 2))) {
     g_ptr_array_add (got, gst_buffer_ref (gst_sample_get_buffer (s)));
     gst_sample_unref (s);
   }
@@ -221,14 +148,7 @@ run_recovery (gboolean hevc, double loss, guint64 seed, gint keys)
       st->aus->len);
 
   /* every access unit, byte for byte, and they decode */
-  fail_unless_equals_int (got->len, st->aus->len);
-  for (guint i = 0; i < MIN (got->len, st->aus->len); i++) {
-    fail_unless (bytes_equal (g_ptr_array_index (got, i),
-            g_ptr_array_index (st->aus, i)), "AU %u differs", i);
-    fail_if (GST_BUFFER_FLAG_IS_SET (g_ptr_array_index (got, i),
-            GST_BUFFER_FLAG_CORRUPTED));
-  }
-  fail_unless_equals_int (decoded (st, hevc, got), st->aus->len);
+  stream_check_all (st, decoder_of (hevc), got);
 
   /* the relay dropped media and retransmissions: the source missed the
    * media, and lacks the retransmissions dropped */
@@ -264,7 +184,6 @@ run_recovery (gboolean hevc, double loss, guint64 seed, gint keys)
   relay_free (&media);
   relay_free (&rtcp);
   gst_object_unref (sink);
-  gst_object_unref (in);
   stop (tx);
   stop (rx);
   g_free (key);

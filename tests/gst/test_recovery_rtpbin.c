@@ -31,10 +31,10 @@
 
 #include "relay.h"
 #include "rtcputil.h"
+#include "streamutil.h"
 
 #define FPS 60
 #define FRAMES 150
-#define FRAME_DUR (GST_SECOND / FPS)
 
 /* What rtpbin's udpsrc says of our sink's stream. */
 #define RTP_CAPS "application/x-rtp,media=video,clock-rate=90000," \
@@ -49,66 +49,30 @@
 
 /* ---- the stream: pre-encoded access units ------------------------------- */
 
-typedef struct
-{
-  GPtrArray *aus;               /* GstBuffer: byte-stream access units */
-  GstCaps *caps;
-} Stream;
-
 static Stream h264;
 
 static Stream *
 stream_h264 (void)
 {
-  GstElement *p, *sink;
-  GstSample *s;
-
-  if (h264.aus)
-    return &h264;
-  p = launchf ("videotestsrc num-buffers=%d pattern=ball ! video/x-raw,"
-      "width=320,height=240,framerate=%d/1 ! x264enc key-int-max=60 "
+  stream_encode (&h264, FRAMES, FPS, "x264enc key-int-max=60 "
       "tune=zerolatency speed-preset=ultrafast bitrate=3000 ! h264parse ! "
       "video/x-h264,stream-format=byte-stream,alignment=au ! appsink "
-      "name=sink sync=false", FRAMES, FPS);
-  sink = gst_bin_get_by_name (GST_BIN (p), "sink");
-  h264.aus = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
-  play (p);
-  while ((s = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
-    if (!h264.caps)
-      h264.caps = gst_caps_copy (gst_sample_get_caps (s));
-    g_ptr_array_add (h264.aus,
-        gst_buffer_copy_deep (gst_sample_get_buffer (s)));
-    gst_sample_unref (s);
-  }
-  gst_object_unref (sink);
-  stop (p);
-  fail_unless_equals_int (h264.aus->len, FRAMES);
+      "name=sink sync=false");
   return &h264;
 }
 
-/* Plays tx and pushes the stream into its appsrc "in" (live, FRAME_DUR
- * apart: a sink downstream syncs); waits for tx's EOS. A sending rtpbin
+/* Plays tx and pushes the stream into its appsrc "in" (stream_push);
+ * waits for tx's EOS. A sending rtpbin
  * posts it only once its RTCP has said BYE, by RTCP's timing, and now and
  * then not at all (seen here and in bench/recovery.py, GStreamer 1.22):
  * its media has left by then, so only an error fails. */
 static void
 send_stream (GstElement * tx, Stream * st)
 {
-  GstElement *in = gst_bin_get_by_name (GST_BIN (tx), "in");
   GstBus *bus = gst_element_get_bus (tx);
   GstMessage *m;
 
-  g_object_set (in, "caps", st->caps, NULL);
-  play (tx);
-  for (guint i = 0; i < st->aus->len; i++) {
-    GstBuffer *b = gst_buffer_copy (g_ptr_array_index (st->aus, i));
-    GST_BUFFER_PTS (b) = i * FRAME_DUR;
-    GST_BUFFER_DTS (b) = GST_CLOCK_TIME_NONE;
-    GST_BUFFER_DURATION (b) = FRAME_DUR;
-    fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (in), b),
-        GST_FLOW_OK);
-  }
-  gst_app_src_end_of_stream (GST_APP_SRC (in));
+  stream_push (tx, st, FPS);
   m = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
       GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
   if (!m) {
@@ -121,10 +85,9 @@ send_stream (GstElement * tx, Stream * st)
   if (m)
     gst_message_unref (m);
   gst_object_unref (bus);
-  gst_object_unref (in);
 }
 
-/* What rx's appsink "sink" has, until it has been quiet for a second: the
+/* What rx's appsink "sink" has, until it has been quiet for 0.5 s: the
  * last retransmissions have come. */
 static GPtrArray *
 receive_all (GstElement * rx)
@@ -134,7 +97,7 @@ receive_all (GstElement * rx)
       gst_buffer_unref);
   GstSample *s;
 
-  while ((s = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), GST_SECOND))) {
+  while ((s = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), GST_SECOND / 2))) {
     g_ptr_array_add (got, gst_buffer_ref (gst_sample_get_buffer (s)));
     gst_sample_unref (s);
   }
@@ -142,62 +105,6 @@ receive_all (GstElement * rx)
   return got;
 }
 
-static gboolean
-bytes_equal (GstBuffer * a, GstBuffer * b)
-{
-  GstMapInfo ma, mb;
-  gboolean eq;
-
-  fail_unless (gst_buffer_map (a, &ma, GST_MAP_READ));
-  fail_unless (gst_buffer_map (b, &mb, GST_MAP_READ));
-  eq = ma.size == mb.size && memcmp (ma.data, mb.data, ma.size) == 0;
-  gst_buffer_unmap (a, &ma);
-  gst_buffer_unmap (b, &mb);
-  return eq;
-}
-
-/* How many of bufs avdec_h264 decodes. */
-static guint
-decoded (Stream * st, GPtrArray * bufs)
-{
-  GstElement *dec = launchf ("appsrc name=in format=time ! h264parse ! "
-      "avdec_h264 ! appsink name=out sync=false");
-  GstElement *in = gst_bin_get_by_name (GST_BIN (dec), "in");
-  GstElement *out = gst_bin_get_by_name (GST_BIN (dec), "out");
-  GstSample *s;
-  guint n = 0;
-
-  g_object_set (in, "caps", st->caps, NULL);
-  play (dec);
-  for (guint k = 0; k < bufs->len; k++)
-    gst_app_src_push_buffer (GST_APP_SRC (in),
-        gst_buffer_ref (g_ptr_array_index (bufs, k)));
-  gst_app_src_end_of_stream (GST_APP_SRC (in));
-  while ((s = gst_app_sink_pull_sample (GST_APP_SINK (out)))) {
-    n++;
-    gst_sample_unref (s);
-  }
-  gst_object_unref (in);
-  gst_object_unref (out);
-  stop (dec);
-  return n;
-}
-
-/* Every access unit, byte for byte, none flagged corrupted, and they
- * decode. */
-static void
-check_all_arrived (Stream * st, GPtrArray * got)
-{
-  for (guint i = 0; i < MIN (got->len, st->aus->len); i++) {
-    fail_unless (bytes_equal (g_ptr_array_index (got, i),
-            g_ptr_array_index (st->aus, i)), "AU %u of %u differs", i,
-        got->len);
-    fail_if (GST_BUFFER_FLAG_IS_SET (g_ptr_array_index (got, i),
-            GST_BUFFER_FLAG_CORRUPTED));
-  }
-  fail_unless_equals_int (got->len, st->aus->len);
-  fail_unless_equals_int (decoded (st, got), st->aus->len);
-}
 
 /* ---- what crosses, read on the way -------------------------------------- */
 
@@ -678,7 +585,7 @@ run_sink_to_rtpbin (gboolean sink_rtx, gboolean aux)
       u64 (ss, "rtx-repeats"), req, rtx_in, assoc, media_in, rtx_rx,
       got->len, st->aus->len);
 
-  check_all_arrived (st, got);
+  stream_check_all (st, "h264parse ! avdec_h264", got);
 
   /* the relay dropped media, rtpbin asked for it, our sink sent it again */
   fail_unless (media_in < u64 (ss, "packets"), "the seed impaired nothing");
@@ -807,7 +714,7 @@ run_rtpbin_to_src (gboolean aux, gboolean avpf)
       to_rtx, to_rtx_max, req, rtx_out, n.rtp[96], n.rtp[97], got->len,
       st->aus->len);
 
-  check_all_arrived (st, got);
+  stream_check_all (st, "h264parse ! avdec_h264", got);
 
   /* the relay dropped media, our source asked for it, rtprtxsend sent it
    * again, and nothing was given up */

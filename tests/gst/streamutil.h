@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * streamutil.h - what the loss recovery tests (test_recovery,
+ * test_recovery_rtpbin) share: a real encoder's stream made once, pushed
+ * live into a pipeline's appsrc, and checked at the other end byte for
+ * byte and by a real decoder. Include after rtcputil.h.
+ */
+#ifndef UVGRTP_TEST_STREAMUTIL_H
+#define UVGRTP_TEST_STREAMUTIL_H
+
+#include <string.h>
+
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/check/gstcheck.h>
+
+typedef struct
+{
+  GPtrArray *aus;               /* GstBuffer: byte-stream access units */
+  GstCaps *caps;
+} Stream;
+
+/* Encodes `frames` pictures of videotestsrc (320x240 at fps) through
+ * `encode`, a description that ends in "appsink name=sink sync=false",
+ * into st (once: nothing happens if st has them). */
+static G_GNUC_UNUSED void
+stream_encode (Stream * st, guint frames, guint fps, const gchar * encode)
+{
+  GstElement *p, *sink;
+  GstSample *s;
+
+  if (st->aus)
+    return;
+  p = launchf ("videotestsrc num-buffers=%u pattern=ball ! video/x-raw,"
+      "width=320,height=240,framerate=%u/1 ! %s", frames, fps, encode);
+  sink = gst_bin_get_by_name (GST_BIN (p), "sink");
+  st->aus = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+  play (p);
+  while ((s = gst_app_sink_pull_sample (GST_APP_SINK (sink)))) {
+    if (!st->caps)
+      st->caps = gst_caps_copy (gst_sample_get_caps (s));
+    g_ptr_array_add (st->aus, gst_buffer_copy_deep (gst_sample_get_buffer (s)));
+    gst_sample_unref (s);
+  }
+  gst_object_unref (sink);
+  stop (p);
+  fail_unless_equals_int (st->aus->len, frames);
+}
+
+/* Plays tx and pushes st into its appsrc "in", one access unit every
+ * 1 / fps of buffer time (a sink downstream syncs, as a live encoder's
+ * would). */
+static G_GNUC_UNUSED void
+stream_push (GstElement * tx, Stream * st, guint fps)
+{
+  GstElement *in = gst_bin_get_by_name (GST_BIN (tx), "in");
+
+  g_object_set (in, "caps", st->caps, NULL);
+  play (tx);
+  for (guint i = 0; i < st->aus->len; i++) {
+    GstBuffer *b = gst_buffer_copy (g_ptr_array_index (st->aus, i));
+    GST_BUFFER_PTS (b) = i * GST_SECOND / fps;
+    GST_BUFFER_DTS (b) = GST_CLOCK_TIME_NONE;
+    GST_BUFFER_DURATION (b) = GST_SECOND / fps;
+    fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (in), b),
+        GST_FLOW_OK);
+  }
+  gst_app_src_end_of_stream (GST_APP_SRC (in));
+  gst_object_unref (in);
+}
+
+static G_GNUC_UNUSED gboolean
+bytes_equal (GstBuffer * a, GstBuffer * b)
+{
+  GstMapInfo ma, mb;
+  gboolean eq;
+
+  fail_unless (gst_buffer_map (a, &ma, GST_MAP_READ));
+  fail_unless (gst_buffer_map (b, &mb, GST_MAP_READ));
+  eq = ma.size == mb.size && memcmp (ma.data, mb.data, ma.size) == 0;
+  gst_buffer_unmap (a, &ma);
+  gst_buffer_unmap (b, &mb);
+  return eq;
+}
+
+/* How many of bufs (of st's format) `decode` ("h264parse ! avdec_h264")
+ * decodes. */
+static G_GNUC_UNUSED guint
+stream_decoded (Stream * st, const gchar * decode, GPtrArray * bufs)
+{
+  GstElement *dec = launchf ("appsrc name=in format=time ! %s ! appsink "
+      "name=out sync=false", decode);
+  GstElement *in = gst_bin_get_by_name (GST_BIN (dec), "in");
+  GstElement *out = gst_bin_get_by_name (GST_BIN (dec), "out");
+  GstSample *s;
+  guint n = 0;
+
+  g_object_set (in, "caps", st->caps, NULL);
+  play (dec);
+  for (guint k = 0; k < bufs->len; k++)
+    gst_app_src_push_buffer (GST_APP_SRC (in),
+        gst_buffer_ref (g_ptr_array_index (bufs, k)));
+  gst_app_src_end_of_stream (GST_APP_SRC (in));
+  while ((s = gst_app_sink_pull_sample (GST_APP_SINK (out)))) {
+    n++;
+    gst_sample_unref (s);
+  }
+  gst_object_unref (in);
+  gst_object_unref (out);
+  stop (dec);
+  return n;
+}
+
+/* got holds every access unit of st, byte for byte, none flagged
+ * corrupted, and they all decode. */
+static G_GNUC_UNUSED void
+stream_check_all (Stream * st, const gchar * decode, GPtrArray * got)
+{
+  for (guint i = 0; i < MIN (got->len, st->aus->len); i++) {
+    fail_unless (bytes_equal (g_ptr_array_index (got, i),
+            g_ptr_array_index (st->aus, i)), "AU %u of %u differs", i,
+        got->len);
+    fail_if (GST_BUFFER_FLAG_IS_SET (g_ptr_array_index (got, i),
+            GST_BUFFER_FLAG_CORRUPTED));
+  }
+  fail_unless_equals_int (got->len, st->aus->len);
+  fail_unless_equals_int (stream_decoded (st, decode, got), st->aus->len);
+}
+
+#endif
