@@ -3,24 +3,30 @@
 #  1. release-like build with -Werror: unit, socket, corpus-replay and element tests;
 #  2. the same tests under AddressSanitizer + UndefinedBehaviorSanitizer;
 #  3. each libFuzzer target for a short while on its seed corpus (clang).
-# Usage: scripts/test.sh [--quick] [--system-libsrtp2]
+# Usage: scripts/test.sh [--quick] [--system-libsrtp2] [--suite S]...
 #   --quick            step 1 only
 #   --system-libsrtp2  steps 1 and 2 build lib/ on the system's shared
 #                      libsrtp2 (meson -Dlibsrtp2_prefix=system), in
 #                      build/ci-system and build/asan-system
+#   --suite S          step 1 runs only meson test suite S (repeatable:
+#                      lib, gst, srtp = the element tests that use SRTP)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
 quick=0
 system_srtp=0
-for arg in "$@"; do
-  case $arg in
+suites=()
+while [ $# -gt 0 ]; do
+  case $1 in
     --quick) quick=1 ;;
     --system-libsrtp2) system_srtp=1 ;;
+    --suite) [ $# -ge 2 ] || { echo "test.sh: --suite needs a name" >&2; exit 2; }
+      suites+=(--suite "$2"); shift ;;
     -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "test.sh: unknown argument: $arg" >&2; exit 2 ;;
+    *) echo "test.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
+  shift
 done
 
 bash scripts/install-deps.sh
@@ -79,7 +85,7 @@ ci=build/ci$suffix
 echo "== build (gcc, -Werror) in $ci"
 setup "$ci" -Dwerror=true "${srtp_opts[@]}"
 ninja -C "$ci"
-run_suite "$ci"
+run_suite "$ci" ${suites[@]+"${suites[@]}"}
 
 if [ "$quick" = 0 ]; then
   asan=build/asan$suffix
