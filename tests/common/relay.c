@@ -165,7 +165,7 @@ static void *run(void *arg)
       r->trace[r->ntrace++] = (relay_trace_t){(uint16_t)(buf[2] << 8 | buf[3]),
                                               (uint32_t)buf[4] << 24 | (uint32_t)buf[5] << 16 |
                                                   (uint32_t)buf[6] << 8 | buf[7],
-                                              false};
+                                              false, buf[1]};
     if (r->stats.received <= r->cfg.skip_first) {
       forward(r, buf, (size_t)n);
       continue;

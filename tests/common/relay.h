@@ -70,6 +70,7 @@ typedef struct relay_trace {
   uint16_t seq;
   uint32_t ts;
   bool dropped;
+  uint8_t pt;                   /* the second byte: RTCP's packet type (200-206), RTP's M + PT */
 } relay_trace_t;
 
 typedef struct relay {

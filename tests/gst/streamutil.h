@@ -20,19 +20,18 @@ typedef struct
   GstCaps *caps;
 } Stream;
 
-/* Encodes `frames` pictures of videotestsrc (320x240 at fps) through
- * `encode`, a description that ends in "appsink name=sink sync=false",
- * into st (once: nothing happens if st has them). */
+/* Runs `desc`, a pipeline that ends in "appsink name=sink sync=false",
+ * and keeps what reaches the appsink, and its caps, in st (once: nothing
+ * happens if st has them). */
 static G_GNUC_UNUSED void
-stream_encode (Stream * st, guint frames, guint fps, const gchar * encode)
+stream_make (Stream * st, const gchar * desc)
 {
   GstElement *p, *sink;
   GstSample *s;
 
   if (st->aus)
     return;
-  p = launchf ("videotestsrc num-buffers=%u pattern=ball ! video/x-raw,"
-      "width=320,height=240,framerate=%u/1 ! %s", frames, fps, encode);
+  p = launchf ("%s", desc);
   sink = gst_bin_get_by_name (GST_BIN (p), "sink");
   st->aus = g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
   play (p);
@@ -44,11 +43,28 @@ stream_encode (Stream * st, guint frames, guint fps, const gchar * encode)
   }
   gst_object_unref (sink);
   stop (p);
+}
+
+/* Encodes `frames` pictures of videotestsrc (320x240 at fps) through
+ * `encode`, a description that ends in "appsink name=sink sync=false",
+ * into st (once). */
+static G_GNUC_UNUSED void
+stream_encode (Stream * st, guint frames, guint fps, const gchar * encode)
+{
+  gchar *desc;
+
+  if (st->aus)
+    return;
+  desc = g_strdup_printf ("videotestsrc num-buffers=%u pattern=ball ! "
+      "video/x-raw,width=320,height=240,framerate=%u/1 ! %s", frames, fps,
+      encode);
+  stream_make (st, desc);
+  g_free (desc);
   fail_unless_equals_int (st->aus->len, frames);
 }
 
-/* Plays tx and pushes st into its appsrc "in", one access unit every
- * 1 / fps of buffer time (a sink downstream syncs, as a live encoder's
+/* Plays tx and pushes st into its appsrc "in", one access unit (or audio
+ * packet) every 1 / fps of buffer time (a sink downstream syncs, as a live encoder's
  * would). */
 static G_GNUC_UNUSED void
 stream_push (GstElement * tx, Stream * st, guint fps)

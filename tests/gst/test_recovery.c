@@ -8,7 +8,9 @@
  * relays must add up exactly. Then key frames on request: packets lost for
  * good make uvgrtpsrc send PLIs that reach x264enc through uvgrtpsink (a
  * new IDR follows; none without request-keyframe), and a force-key-unit
- * event sent upstream from the receiver's end does the same.
+ * event sent upstream from the receiver's end does the same. Opus too
+ * (each packet its own access unit), and ZRTP keys with rtcp-mux: RTCP,
+ * NACKs and retransmissions all share the media's one port and relay.
  */
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
@@ -22,13 +24,27 @@
 #define FPS 60
 #define FRAMES 150
 
-static Stream h264, h265;
+enum
+{ H264, H265, OPUS };
+
+static Stream streams[3];
+
+/* Opus packets of 20 ms */
+#define OPUS_RATE 50
 
 static Stream *
-stream_of (gboolean hevc)
+stream_of (gint codec)
 {
-  Stream *st = hevc ? &h265 : &h264;
+  Stream *st = &streams[codec];
+  gboolean hevc = codec == H265;
 
+  if (codec == OPUS) {
+    stream_make (st, "audiotestsrc num-buffers=150 samplesperbuffer=960 "
+        "wave=ticks ! audio/x-raw,rate=48000,channels=2 ! opusenc "
+        "frame-size=20 ! appsink name=sink sync=false");
+    fail_unless (st->aus->len >= 150);
+    return st;
+  }
   stream_encode (st, FRAMES, FPS, hevc ?
       "x265enc key-int-max=60 tune=zerolatency speed-preset=ultrafast "
       "bitrate=3000 ! h265parse ! video/x-h265,stream-format=byte-stream,"
@@ -40,15 +56,19 @@ stream_of (gboolean hevc)
 }
 
 static const gchar *
-decoder_of (gboolean hevc)
+decoder_of (gint codec)
 {
-  return hevc ? "h265parse ! avdec_h265" : "h264parse ! avdec_h264";
+  return codec == H265 ? "h265parse ! avdec_h265" : codec == H264 ?
+      "h264parse ! avdec_h264" : "opusdec";
 }
+
+static const gchar *const encoding_names[] = { "H264", "H265", "OPUS" };
 
 static const gchar *KEY = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b";
 
 /* The sender's RTCP through `rtcp` (both ways) to the receiver's RTCP port
- * (port + 1); the media through `media` to port. */
+ * (port + 1); the media through `media` to port (rtcp: NULL with rtcp-mux,
+ * the media's relay carries it). */
 static void
 start_relays (relay_t * media, relay_t * rtcp, gint port, double loss,
     guint64 seed)
@@ -61,7 +81,22 @@ start_relays (relay_t * media, relay_t * rtcp, gint port, double loss,
     .to_port = (guint16) (port + 1)
   };
   fail_unless_equals_int (relay_start (media, &mc), 0);
-  fail_unless_equals_int (relay_start (rtcp, &rc), 0);
+  if (rtcp)
+    fail_unless_equals_int (relay_start (rtcp, &rc), 0);
+}
+
+/* The datagrams in r's trace that were RTCP (a packet type of 200-206 in the
+ * second byte, where RTP has its marker and payload type; SRTCP leaves it
+ * clear), and how many of them it dropped. */
+static void
+rtcp_in_trace (const relay_t * r, guint64 * seen, guint64 * dropped)
+{
+  *seen = *dropped = 0;
+  for (guint i = 0; i < r->ntrace; i++)
+    if (r->trace[i].pt >= 200 && r->trace[i].pt <= 206) {
+      (*seen)++;
+      *dropped += r->trace[i].dropped;
+    }
 }
 
 /* Whether the plugin was built with ZRTP. */
@@ -81,27 +116,29 @@ enum
 { CLEAR, SRTP, ZRTP };
 
 static void
-run_recovery (gboolean hevc, double loss, guint64 seed, gint keys)
+run_recovery (gint codec, double loss, guint64 seed, gint keys, gboolean mux)
 {
-  Stream *st = stream_of (hevc);
+  Stream *st = stream_of (codec);
+  guint rate = codec == OPUS ? OPUS_RATE : FPS;
   gint port = free_ports (2);
   gchar *key = keys == SRTP ? g_strdup_printf (" srtp-cipher=aes-128-gcm "
       "srtp-auth=null srtp-key=%s", KEY) : keys == ZRTP ?
       g_strdup (" zrtp=true") : g_strdup ("");
   GstElement *rx = launchf ("uvgrtpsrc name=src address=127.0.0.1 port=%d "
-      "encoding-name=%s latency=200 buffer-size=4194304%s ! appsink name=sink "
-      "sync=false", port, hevc ? "H265" : "H264", key);
+      "encoding-name=%s latency=200 buffer-size=4194304 rtcp-mux=%d%s ! "
+      "appsink name=sink sync=false", port, encoding_names[codec], mux, key);
   relay_t media, rtcp;
+  guint64 rtcp_seen, rtcp_dropped;
   GstElement *tx, *sink;
   GPtrArray *got = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_buffer_unref);
   GstSample *s;
 
   play (rx);
-  start_relays (&media, &rtcp, port, loss, seed);
+  start_relays (&media, mux ? NULL : &rtcp, port, loss, seed);
   tx = launchf ("appsrc name=in format=time is-live=true ! uvgrtpsink "
-      "name=net host=127.0.0.1 port=%u rtcp-port=%u mtu=600 sync=true%s",
-      media.port, rtcp.port, key);
+      "name=net host=127.0.0.1 port=%u rtcp-port=%u rtcp-mux=%d mtu=600 "
+      "sync=true%s", media.port, mux ? 0 : rtcp.port, mux, key);
   if (keys == ZRTP) {
     /* the stream starts once the keys are agreed (through the relay) */
     GstElement *net = gst_bin_get_by_name (GST_BIN (tx), "net");
@@ -115,7 +152,7 @@ run_recovery (gboolean hevc, double loss, guint64 seed, gint keys)
     fail_unless_equals_int (state, 3);        /* secure */
     gst_object_unref (net);
   }
-  stream_push (tx, st, FPS);
+  stream_push (tx, st, rate);
   {
     GstBus *bus = gst_element_get_bus (tx);
     GstMessage *m = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
@@ -132,32 +169,38 @@ run_recovery (gboolean hevc, double loss, guint64 seed, gint keys)
     gst_sample_unref (s);
   }
   relay_stop (&media);
-  relay_stop (&rtcp);
+  if (!mux)
+    relay_stop (&rtcp);
+  rtcp_in_trace (&media, &rtcp_seen, &rtcp_dropped);
+  fail_unless (mux || rtcp_seen == 0);
 
   GstStructure *ss = stats_of (tx, "net"), *rs = stats_of (rx, "src");
   GST_INFO ("%s loss %.2f%s: relay dropped %" G_GUINT64_FORMAT " of %"
       G_GUINT64_FORMAT "; src missing %" G_GUINT64_FORMAT ", asked %"
       G_GUINT64_FORMAT " in %" G_GUINT64_FORMAT " NACKs, recovered %"
       G_GUINT64_FORMAT ", rtx in %" G_GUINT64_FORMAT ", rtt %" G_GUINT64_FORMAT
-      " ns; sink rtx %" G_GUINT64_FORMAT "; %u of %u AUs", hevc ? "H.265" :
-      "H.264", loss, keys == SRTP ? " SRTP" : keys == ZRTP ? " ZRTP" : "",
+      " ns; sink rtx %" G_GUINT64_FORMAT "; %u of %u AUs; RTCP on the media's "
+      "way %" G_GUINT64_FORMAT ", dropped %" G_GUINT64_FORMAT,
+      encoding_names[codec], loss, keys == SRTP ? " SRTP" : keys == ZRTP ?
+      " ZRTP" : "",
       media.stats.dropped,
       media.stats.received, u64 (rs, "missing"), u64 (rs, "nack-requests"),
       u64 (rs, "nacks-sent"), u64 (rs, "recovered"), u64 (rs, "rtx-received"),
       u64 (rs, "round-trip-time"), u64 (ss, "rtx-packets"), got->len,
-      st->aus->len);
+      st->aus->len, rtcp_seen, rtcp_dropped);
 
   /* every access unit, byte for byte, and they decode */
-  stream_check_all (st, decoder_of (hevc), got);
+  stream_check_all (st, decoder_of (codec), got);
 
   /* the relay dropped media and retransmissions: the source missed the
    * media, and lacks the retransmissions dropped */
   fail_unless (u64 (rs, "missing") > 0, "the seed impaired nothing");
-  /* (and ZRTP's messages, the first datagrams, never dropped) */
+  /* (and ZRTP's messages, the first datagrams, never dropped; with
+   * rtcp-mux the sender's reports share the relay, and the drops) */
   fail_unless_equals_uint64 (u64 (ss, "packets") + u64 (ss, "rtx-packets") +
-      u64 (ss, "zrtp-sent"), media.stats.received);
+      u64 (ss, "zrtp-sent"), media.stats.received - rtcp_seen);
   fail_unless_equals_uint64 (u64 (rs, "missing") + u64 (ss, "rtx-packets") -
-      u64 (rs, "rtx-received"), media.stats.dropped);
+      u64 (rs, "rtx-received"), media.stats.dropped - rtcp_dropped);
   fail_unless_equals_uint64 (u64 (rs, "recovered"), u64 (rs, "missing"));
   fail_unless_equals_uint64 (u64 (rs, "lost"), 0);
   fail_unless_equals_uint64 (u64 (rs, "lost-unrecovered"), 0);
@@ -182,7 +225,8 @@ run_recovery (gboolean hevc, double loss, guint64 seed, gint keys)
   gst_structure_free (rs);
   g_ptr_array_unref (got);
   relay_free (&media);
-  relay_free (&rtcp);
+  if (!mux)
+    relay_free (&rtcp);
   gst_object_unref (sink);
   stop (tx);
   stop (rx);
@@ -191,21 +235,21 @@ run_recovery (gboolean hevc, double loss, guint64 seed, gint keys)
 
 GST_START_TEST (test_h264_loss_1)
 {
-  run_recovery (FALSE, 0.01, 101, CLEAR);
+  run_recovery (H264, 0.01, 101, CLEAR, FALSE);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_h265_loss_5)
 {
-  run_recovery (TRUE, 0.05, 202, CLEAR);
+  run_recovery (H265, 0.05, 202, CLEAR, FALSE);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_h264_loss_5_srtp)
 {
-  run_recovery (FALSE, 0.05, 303, SRTP);
+  run_recovery (H264, 0.05, 303, SRTP, FALSE);
 }
 
 GST_END_TEST;
@@ -217,7 +261,29 @@ GST_START_TEST (test_h264_loss_5_zrtp)
     GST_INFO ("no ZRTP in this build");
     return;
   }
-  run_recovery (FALSE, 0.05, 404, ZRTP);
+  run_recovery (H264, 0.05, 404, ZRTP, FALSE);
+}
+
+GST_END_TEST;
+
+/* RTCP, ZRTP, NACKs and retransmissions on the media's one port each way:
+ * the sink tells its reports from ZRTP and the source its RTX from RTCP */
+GST_START_TEST (test_h264_loss_5_zrtp_mux)
+{
+  if (!have_zrtp ()) {
+    GST_INFO ("no ZRTP in this build");
+    return;
+  }
+  run_recovery (H264, 0.05, 505, ZRTP, TRUE);
+}
+
+GST_END_TEST;
+
+/* Each Opus packet is an access unit of its own: a lost one is asked for
+ * when the next arrives */
+GST_START_TEST (test_opus_loss_5)
+{
+  run_recovery (OPUS, 0.05, 609, CLEAR, FALSE);
 }
 
 GST_END_TEST;
@@ -347,6 +413,8 @@ recovery_suite (void)
   tcase_add_test (tc, test_h265_loss_5);
   tcase_add_test (tc, test_h264_loss_5_srtp);
   tcase_add_test (tc, test_h264_loss_5_zrtp);
+  tcase_add_test (tc, test_h264_loss_5_zrtp_mux);
+  tcase_add_test (tc, test_opus_loss_5);
   tcase_add_test (tc, test_pli_brings_keyframe);
   tcase_add_test (tc, test_no_request_no_keyframe);
   tcase_add_test (tc, test_upstream_request_fir);
