@@ -22,11 +22,10 @@ Run on an otherwise idle machine.
 """
 import argparse
 import os
-import select
 import statistics
 import subprocess
-import sys
-import time
+
+from benchutil import wait_ready
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -48,14 +47,7 @@ def run_pair(args, plugin_dir, port):
     recv = subprocess.Popen([args.bench, "recv", "--port", str(port), "--bind", "127.0.0.1"] + common,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True, env=env)
-    end = time.monotonic() + 30
-    while time.monotonic() < end:
-        r, _, _ = select.select([recv.stdout], [], [], 1)
-        if r and recv.stdout.readline().startswith("READY"):
-            break
-    else:
-        recv.kill()
-        raise RuntimeError("receiver not ready")
+    wait_ready(recv)
     cmd = [args.bench, "send", "--host", "127.0.0.1", "--port", str(port), "--fps", "0",
            "--seconds", str(args.seconds)] + common
     if args.props:

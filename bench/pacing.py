@@ -24,10 +24,10 @@ Usage: bench/pacing.py --builddir build/release [--seconds 10] [--fps 30,60]
 import argparse
 import json
 import os
-import select
 import subprocess
 import sys
-import time
+
+from benchutil import wait_ready, read_times, pct, pyplot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NS = "ubpace"
@@ -58,22 +58,6 @@ def mean_bitrate(bench, env, fps):
     return size * 8 * fps / 64
 
 
-def read_times(path, sender):
-    t = {}
-    with open(path) as f:
-        for line in f:
-            p = line.split()
-            t[int(p[0])] = (float(p[1]), int(p[2]), int(p[3])) if sender else float(p[1])
-    return t
-
-
-def pct(v, q):
-    if not v:
-        return float("nan")
-    v = sorted(v)
-    return v[min(len(v) - 1, int(q * (len(v) - 1) + 0.5))]
-
-
 def run_one(args, env, fps, rate, path, props, tag):
     bench = os.path.join(args.builddir, "bench", "uvgrtp-bench")
     st, rt = os.path.join(args.out, tag + ".send"), os.path.join(args.out, tag + ".recv")
@@ -83,14 +67,7 @@ def run_one(args, env, fps, rate, path, props, tag):
                              "--buffer-size", str(32 << 20), "--times", rt],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
-    end = time.monotonic() + 30
-    while time.monotonic() < end:
-        r, _, _ = select.select([recv.stdout], [], [], 1)
-        if r and recv.stdout.readline().startswith("READY"):
-            break
-    else:
-        recv.kill()
-        raise RuntimeError("receiver not ready")
+    wait_ready(recv)
     drops0 = tbf_drops()
     cmd = ["ip", "netns", "exec", NS + "-snd", bench, "send", "--path", elem, "--codec", "h265",
            "--host", "10.77.2.2", "--port", str(PORT), "--fps", str(fps),
@@ -126,12 +103,8 @@ def run_one(args, env, fps, rate, path, props, tag):
 
 
 def plot(rows, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("no matplotlib: no plot")
+    plt = pyplot()
+    if plt is None:
         return None
     fpss = sorted({r["fps"] for r in rows})
     paths = ["stock", "uvgrtp", "paced", "factor"]

@@ -37,11 +37,11 @@ Usage: bench/recovery.py --builddir build/release [--seconds 10]
 import argparse
 import json
 import os
-import select
 import socket
 import subprocess
-import sys
 import time
+
+from benchutil import wait_ready, read_times, pct, pyplot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DELAY_MS = 10
@@ -98,24 +98,6 @@ class Relay:
         return stats
 
 
-def read_times(path, sender):
-    t = {}
-    with open(path) as f:
-        for line in f:
-            p = line.split()
-            if len(p) < (4 if sender else 2):
-                continue        # a line cut short by a sender that was stopped
-            t[int(p[0])] = (float(p[1]), int(p[2]), int(p[3])) if sender else float(p[1])
-    return t
-
-
-def pct(v, q):
-    if not v:
-        return float("nan")
-    v = sorted(v)
-    return v[min(len(v) - 1, int(q * (len(v) - 1) + 0.5))]
-
-
 def stat_field(line, name):
     """A numeric field of a GstStructure's text form."""
     i = line.find(name + "=(")
@@ -160,14 +142,7 @@ def run_one(args, env, profile, latency, path, seed):
         recv_cmd += ["--src-props", "do-retransmission=false request-keyframe=false"]
     recv = subprocess.Popen(recv_cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
-    end = time.monotonic() + 30
-    while time.monotonic() < end:
-        r, _, _ = select.select([recv.stdout], [], [], 1)
-        if r and recv.stdout.readline().startswith("READY"):
-            break
-    else:
-        recv.kill()
-        raise RuntimeError("receiver not ready")
+    wait_ready(recv)
     send_cmd = [bench, "send", "--path", elem, "--codec", "h265", "--host", "127.0.0.1",
                 "--port", str(media.port), "--fps", str(args.fps), "--seconds", str(args.seconds),
                 "--buffer-size", str(64 << 20), "--times", st,
@@ -241,12 +216,8 @@ def run_one(args, env, profile, latency, path, seed):
 
 
 def plot(rows, out):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("no matplotlib: no plot")
+    plt = pyplot()
+    if plt is None:
         return None
     lats = sorted({r["latency_ms"] for r in rows})
     profiles = [p for p in PROFILES if any(r["profile"] == p for r in rows)]
