@@ -644,7 +644,7 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * Sent packets are kept for this, without a copy: the input buffers stay
    * referenced up to #GstUvgRtpSink:rtx-max-size-time (buffers from a
    * buffer pool are copied first, so that upstream's pool does not run
-   * dry). Each packet goes again at most once per round trip, and all
+   * dry). Each packet goes again at most once per half round trip, and all
    * retransmissions within half the stream's bitrate. Needs
    * #GstUvgRtpSink:rtcp; without NACKs from the receiver nothing is sent
    * again. The SDP then offers RTP/AVPF with nack, nack pli and ccm fir,
@@ -733,7 +733,7 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * (#GstUvgRtpSink:do-retransmission): nacks-received (NACK packets about
    * this stream), nack-seqs (the packets they asked for, each counted once
    * in rtx-packets (sent again; rtx-bytes their bytes, not in bitrate),
-   * rtx-missing (no longer kept), rtx-repeats (sent again within a round
+   * rtx-missing (no longer kept), rtx-repeats (sent again within half a round
    * trip already), rtx-over-budget (beyond half the bitrate) or
    * rtx-errors), history-packets (kept now), pli-received, fir-received
    * (key frame requests) and keyframe-requests (those passed upstream as

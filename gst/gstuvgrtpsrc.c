@@ -757,7 +757,9 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * nacks-sent (NACK packets), rtx-received (retransmissions taken, also
    * counted among the packets), rtx-dropped (retransmissions of packets
    * not missing, or malformed), rtx-ssrc (guint), round-trip-time
-   * (guint64, ns: from NACK to retransmission, smoothed); pli-sent,
+   * (guint64, ns: from NACK to retransmission, smoothed), fast-retries
+   * (packets asked for again at once: a gap in the retransmissions'
+   * own sequence numbers showed their answer lost); pli-sent,
    * fir-sent, keyframe-requests (force-key-unit events taken).
    *
    * Sources: ssrc (guint, the source followed), have-source (gboolean),
@@ -1532,6 +1534,7 @@ build_stats (GstUvgRtpSrc * self)
       "rtx-dropped", G_TYPE_UINT64, (guint64) st.rtx_dropped,
       "rtx-ssrc", G_TYPE_UINT, (guint) st.rtx_ssrc,
       "round-trip-time", G_TYPE_UINT64, (guint64) st.nack.rtt,
+      "fast-retries", G_TYPE_UINT64, (guint64) st.nack.fast_retries,
       "pli-sent", G_TYPE_UINT64, (guint64) st.pli_sent,
       "fir-sent", G_TYPE_UINT64, (guint64) st.fir_sent,
       "keyframe-requests", G_TYPE_UINT64, (guint64) st.keyframe_requests,

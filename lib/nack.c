@@ -245,6 +245,30 @@ unsigned urtp_nack_due(urtp_nack_t *t, uint64_t now, uint16_t *seqs, unsigned ca
   return n;
 }
 
+void urtp_nack_rtx_gap(urtp_nack_t *t, uint16_t seq, unsigned lost, uint64_t now)
+{
+  int16_t d = (int16_t)(seq - (uint16_t)t->highest);
+  if (!lost || !t->count || d >= 0)
+    return;
+  const urtp_nack_entry_t *x = find(t, t->highest - (uint64_t)(-(int32_t)d));
+  if (!x || x->done || !x->tries)
+    return;
+  /* The sender answers in the order it was asked (ascending within a
+   * NACK): what was asked before x, still unanswered, lost its answer. */
+  for (size_t i = 0; i < t->count && lost; i++) {
+    urtp_nack_entry_t *e = at(t, i);
+    if (e == x || e->done || !e->tries || e->next <= now)
+      continue;
+    if (e->asked > x->asked || (e->asked == x->asked && e->seq > x->seq))
+      continue;
+    e->next = now;
+    lost--;
+    t->st.fast_retries++;
+  }
+  if (now < t->earliest)
+    t->earliest = now;
+}
+
 void urtp_nack_set_rtt(urtp_nack_t *t, uint64_t rtt)
 {
   if (!t->rtt_measured && rtt) {

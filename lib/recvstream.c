@@ -78,6 +78,9 @@ struct urtp_recvstream {
   urtp_nack_t *nack;            /* NULL: no NACKs */
   bool fb_ok;                   /* where feedback goes is known */
   bool cur_rtx;                 /* the packet being pushed came as RTX */
+  bool rtx_seq_valid;           /* the RTX stream's next sequence number: */
+  uint32_t rtx_seq_ssrc;        /* a gap is retransmissions lost */
+  uint16_t rtx_seq_next;
   int media_pt;                 /* the followed source's; -1: none yet */
   int kf_pending;               /* -1: none; 0: PLI; 1: FIR */
   bool kf_sent;                 /* one was sent, at kf_last */
@@ -798,7 +801,7 @@ uint32_t urtp_recvstream_rtcp_ssrc(const urtp_recvstream_t *r)
  * place into the original the tracker misses, reparsed; *pkt and *len
  * then describe it. Returns whether it goes on: the original, or media
  * that happens to use the RTX payload type. */
-static bool rtx_in(urtp_recvstream_t *r, uint8_t **pkt, size_t *len)
+static bool rtx_in(urtp_recvstream_t *r, uint8_t **pkt, size_t *len, uint64_t now)
 {
   uint32_t cur;
   uint16_t osn;
@@ -809,10 +812,27 @@ static bool rtx_in(urtp_recvstream_t *r, uint8_t **pkt, size_t *len)
   if (!urtp_source_current(&r->src, &cur) || r->cur.hdr.ssrc == cur || r->media_pt < 0 ||
       r->media_pt == r->cfg.rtx_pt)
     return true;
-  if (!r->nack || urtp_rtx_osn(*pkt, *len, &osn) != 0 || !urtp_nack_missing(r->nack, osn)) {
+  if (!r->nack || urtp_rtx_osn(*pkt, *len, &osn) != 0) {
     r->st.rtx_dropped++;
     return false;
   }
+  /* retransmissions lost on the way: the RTX stream's own sequence numbers
+   * skip them (late ones, and jumps, count as none) */
+  unsigned lost = 0;
+  uint16_t rseq = r->cur.hdr.seq, ahead = (uint16_t)(rseq - r->rtx_seq_next);
+  if (!r->rtx_seq_valid || r->rtx_seq_ssrc != r->cur.hdr.ssrc) {
+    r->rtx_seq_valid = true;
+    r->rtx_seq_ssrc = r->cur.hdr.ssrc;
+    r->rtx_seq_next = (uint16_t)(rseq + 1);
+  } else if (ahead < 0x8000) {
+    lost = ahead <= URTP_RECVSTREAM_RTX_MAX_GAP ? ahead : 0;
+    r->rtx_seq_next = (uint16_t)(rseq + 1);
+  }
+  if (!urtp_nack_missing(r->nack, osn)) {
+    r->st.rtx_dropped++;
+    return false;
+  }
+  urtp_nack_rtx_gap(r->nack, osn, lost, now);
   uint32_t rtx_ssrc = r->cur.hdr.ssrc;
   int n = urtp_rtx_unwrap(*pkt, *len, (uint8_t)r->media_pt, cur, &orig);
   if (n < 0 || urtp_rtp_parse(orig, (size_t)n, &r->cur) != 0) {
@@ -874,7 +894,7 @@ static void push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
     return;
   }
   r->cur_rtx = false;
-  if (r->cfg.rtx && r->cur.hdr.pt == r->cfg.rtx_pt && !rtx_in(r, &pkt, &len))
+  if (r->cfg.rtx && r->cur.hdr.pt == r->cfg.rtx_pt && !rtx_in(r, &pkt, &len, now))
     return;
   if (r->cfg.pt >= 0 && r->cur.hdr.pt != r->cfg.pt) {
     r->st.wrong_pt++;

@@ -1368,9 +1368,10 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
   int64_t rtt = ss->st.rtt_ns;
   double rate = URTP_SENDSTREAM_RTX_SHARE * (double)meter_rate(&ss->sent_meter, (int64_t)now);
   pthread_mutex_unlock(&ss->stats_lock);
-  /* the same number again within a round trip is a repeat (a receiver
-   * asks again only after a round trip and its spread) */
-  uint64_t hold = rtt > 0 ? (uint64_t)rtt : 10000000ull;
+  /* the same number again within half a round trip is a repeat: a
+   * receiver asks again a round trip after our answer at the earliest
+   * (when a later answer shows that this one was lost) */
+  uint64_t hold = rtt > 0 ? (uint64_t)rtt / 2 : 10000000ull;
   hold = hold < 1000000ull ? 1000000ull : hold > 1000000000ull ? 1000000000ull : hold;
   uint64_t budget = rate > (double)URTP_SENDSTREAM_RTX_FLOOR_BPS ? (uint64_t)rate
                                                                  : URTP_SENDSTREAM_RTX_FLOOR_BPS;

@@ -9,7 +9,8 @@
  * for once reordering can no longer explain it (`reorder_delay` after the
  * gap was seen), then again each retry interval (the round trip and four
  * times its deviation, at least 1.5 round trips: the retransmission had
- * its chance), as long as an answer
+ * its chance; sooner when a gap in the retransmissions shows that it was
+ * lost, urtp_nack_rtx_gap), as long as an answer
  * can still arrive before the entry's deadline (the gap's time +
  * `deadline`: when its access unit must be out), at most `max_retries`
  * times. urtp_nack_due() hands out what is due, in ascending order, as
@@ -62,6 +63,7 @@ typedef struct urtp_nack_stats {
   uint64_t reordered, recovered, late, lost;
   uint64_t evicted;                 /* gave way for newer ones (in lost too) */
   uint64_t jumps;                   /* gaps wider than max_gap */
+  uint64_t fast_retries;            /* asked again at once: urtp_nack_rtx_gap */
   uint64_t rtt;                     /* the round trip in use, ns */
 } urtp_nack_stats_t;
 
@@ -113,6 +115,15 @@ static inline uint64_t urtp_nack_next(const urtp_nack_t *t)
  * for more (a burst wider than one NACK). */
 unsigned urtp_nack_due(urtp_nack_t *t, uint64_t now, uint16_t *seqs, unsigned cap);
 
+/* A retransmission of seq arrived, and the `lost` retransmissions before
+ * it in the RTX stream did not (a gap in the RTX stream's own sequence
+ * numbers). A sender answers a NACK in order, so the entries asked for
+ * before seq (in an earlier request, or lower in the same one) and still
+ * unanswered lost theirs: up to `lost` of them, lowest first, are asked
+ * again at once instead of after the retry interval (as TCP retransmits
+ * on duplicate acknowledgements instead of waiting for its timer). Call
+ * before urtp_nack_packet(seq). */
+void urtp_nack_rtx_gap(urtp_nack_t *t, uint16_t seq, unsigned lost, uint64_t now);
 /* A round trip learnt elsewhere (RTCP), used until answers measure it. */
 void urtp_nack_set_rtt(urtp_nack_t *t, uint64_t rtt);
 

@@ -29,7 +29,9 @@
  * Loss recovery (RFC 4585, 4588, 5104), with RTCP: the followed source's
  * packets go through a loss tracker (nack.h); a missing packet that
  * reordering can no longer explain is asked for with a generic NACK, and
- * again after each round trip while an answer can still beat `latency`.
+ * again after each round trip while an answer can still beat `latency`
+ * (at once when a gap in the RTX stream's sequence numbers shows that its
+ * retransmission was lost: urtp_nack_rtx_gap).
  * Retransmissions (RTX, rtx.h: their own payload type and SSRC) of packets
  * asked for are unwrapped in place and go on as the originals, before
  * reordering; RTX nobody asked for is dropped. With request_keyframe, a
@@ -134,6 +136,9 @@ typedef struct urtp_recvstream_config {
 /* The least time between two key frame requests, unless a key frame
  * arrived in between (ns). */
 #define URTP_RECVSTREAM_PLI_INTERVAL 300000000ull
+/* Wider gaps in an RTX stream's sequence numbers are a jump, not
+ * retransmissions lost (packets). */
+#define URTP_RECVSTREAM_RTX_MAX_GAP 1024
 /* The reordering window with nack, at least (packets): a gap must wait
  * for its retransmission while a large picture arrives behind it. */
 #define URTP_RECVSTREAM_NACK_WINDOW 4096

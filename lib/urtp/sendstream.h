@@ -29,7 +29,7 @@
  *    answered with RTX packets (RFC 4588, rtx.h) under an SSRC of their
  *    own, on a handle of the RTP socket that shares the pacer, protected
  *    with SRTP when the media is (static key, or rtcp_key_sync with that
- *    SSRC). Each sequence number goes at most once per round trip, and
+ *    SSRC). Each sequence number goes at most once per half round trip, and
  *    all of them within URTP_SENDSTREAM_RTX_SHARE of the bitrate: what a
  *    NACK asks is counted once as sent, missing, repeat or over budget.
  *    Keeping a batch costs a swap of pointers: nothing per packet.
@@ -234,7 +234,7 @@ typedef struct urtp_sendstream_stats {
   /* loss recovery: NACK packets about this stream and the sequence
    * numbers they asked for; each asked-for number once in rtx_packets
    * (retransmitted; rtx_bytes their bytes, not in bitrate), rtx_missing
-   * (not in the history), rtx_repeats (sent within a round trip already),
+   * (not in the history), rtx_repeats (sent within half a round trip already),
    * rtx_over_budget, or rtx_errors (SRTP or the socket refused it) */
   uint64_t nacks_received, nack_seqs;
   uint64_t rtx_packets, rtx_bytes;

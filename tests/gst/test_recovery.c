@@ -179,15 +179,17 @@ run_recovery (gint codec, double loss, guint64 seed, gint keys, gboolean mux)
       G_GUINT64_FORMAT "; src missing %" G_GUINT64_FORMAT ", asked %"
       G_GUINT64_FORMAT " in %" G_GUINT64_FORMAT " NACKs, recovered %"
       G_GUINT64_FORMAT ", rtx in %" G_GUINT64_FORMAT ", rtt %" G_GUINT64_FORMAT
-      " ns; sink rtx %" G_GUINT64_FORMAT "; %u of %u AUs; RTCP on the media's "
+      " ns, fast retries %" G_GUINT64_FORMAT "; sink rtx %" G_GUINT64_FORMAT
+      "; %u of %u AUs; RTCP on the media's "
       "way %" G_GUINT64_FORMAT ", dropped %" G_GUINT64_FORMAT,
       encoding_names[codec], loss, keys == SRTP ? " SRTP" : keys == ZRTP ?
       " ZRTP" : "",
       media.stats.dropped,
       media.stats.received, u64 (rs, "missing"), u64 (rs, "nack-requests"),
       u64 (rs, "nacks-sent"), u64 (rs, "recovered"), u64 (rs, "rtx-received"),
-      u64 (rs, "round-trip-time"), u64 (ss, "rtx-packets"), got->len,
-      st->aus->len, rtcp_seen, rtcp_dropped);
+      u64 (rs, "round-trip-time"), u64 (rs, "fast-retries"),
+      u64 (ss, "rtx-packets"), got->len, st->aus->len, rtcp_seen,
+      rtcp_dropped);
 
   /* every access unit, byte for byte, and they decode */
   stream_check_all (st, decoder_of (codec), got);
@@ -218,6 +220,9 @@ run_recovery (gint codec, double loss, guint64 seed, gint keys, gboolean mux)
     gst_structure_get_uint (rs, "rtx-ssrc", &src_rtx_ssrc);
     fail_unless_equals_int (rtx_ssrc, src_rtx_ssrc);
   }
+  /* a retransmission lost is asked for again at once at most once */
+  fail_unless (u64 (rs, "fast-retries") <= u64 (ss, "rtx-packets") -
+      u64 (rs, "rtx-received"));
   fail_unless (u64 (rs, "round-trip-time") >= 20 * GST_MSECOND);
   fail_unless (u64 (rs, "round-trip-time") < 80 * GST_MSECOND);
 

@@ -145,6 +145,91 @@ static void test_give_up(void)
   CHECK_EQ(asked, 1);
 }
 
+/* Packets 10..13 lost, asked in one NACK at 5 ms. The answers for 10 and
+ * 12 arrive at 25 ms, 11's RTX lost: with the gap in the RTX stream shown
+ * (RTX lost before 12's), 11 is asked again at once, not at 65 ms; 13,
+ * asked after 12 in the same NACK, may still come and is not. Without a
+ * gap (11's answer only late, or not sent), nothing is asked early. A
+ * later request's answer shows what an earlier request lost too, and an
+ * answer nobody waits for shows nothing. */
+static void test_rtx_gap(void)
+{
+  for (int gap = 0; gap < 2; gap++) {
+    urtp_nack_config_t c = { 0 };
+    urtp_nack_init(&t, &c);
+    urtp_nack_packet(&t, 9, 0);
+    urtp_nack_packet(&t, 14, 0);
+    REQUIRE(urtp_nack_due(&t, 5 * MS, seqs, 64) == 4);
+    urtp_nack_packet(&t, 10, 25 * MS);
+    /* (however many the gap: only 11 was asked before 12) */
+    urtp_nack_rtx_gap(&t, 12, gap ? 3 : 0, 25 * MS);
+    urtp_nack_packet(&t, 12, 25 * MS);
+    urtp_nack_stats_t st;
+    urtp_nack_stats(&t, &st);
+    CHECK(st.rtt == 20 * MS);
+    CHECK_EQ(st.fast_retries, (gap ? 1u : 0u));
+    unsigned n = urtp_nack_due(&t, 25 * MS, seqs, 64);
+    CHECK_EQ(n, (gap ? 1u : 0u));
+    if (gap)
+      CHECK_EQ(seqs[0], 11);
+    /* 13 at its usual time: 5 ms + the first sample's 20 ms and four
+     * times its deviation (5 ms) */
+    CHECK_EQ(urtp_nack_due(&t, 45 * MS - 1, seqs, 64), 0);
+    n = urtp_nack_due(&t, 45 * MS, seqs, 64);
+    CHECK_EQ(n, (gap ? 1u : 2u));
+    CHECK_EQ(seqs[0], (gap ? 13 : 11));
+    check_accounts();
+  }
+
+  /* two requests: 20 asked at 5 ms, 22 at 8 ms; the answer to 22 with one
+   * RTX lost before it: 20's was that one */
+  urtp_nack_config_t c = { 0 };
+  urtp_nack_init(&t, &c);
+  urtp_nack_packet(&t, 19, 0);
+  urtp_nack_packet(&t, 21, 0);
+  REQUIRE(urtp_nack_due(&t, 5 * MS, seqs, 64) == 1);
+  urtp_nack_packet(&t, 23, 3 * MS);
+  REQUIRE(urtp_nack_due(&t, 8 * MS, seqs, 64) == 1);
+  CHECK_EQ(seqs[0], 22);
+  /* the count is a bound: two lost, one to ask for */
+  urtp_nack_rtx_gap(&t, 22, 2, 30 * MS);
+  urtp_nack_packet(&t, 22, 30 * MS);
+  CHECK_EQ(urtp_nack_due(&t, 30 * MS, seqs, 64), 1);
+  CHECK_EQ(seqs[0], 20);
+  /* 20 asked twice now: its answer is no round trip sample (Karn) */
+  urtp_nack_packet(&t, 20, 50 * MS);
+  urtp_nack_stats_t st;
+  urtp_nack_stats(&t, &st);
+  CHECK_EQ(st.fast_retries, 1);
+  CHECK_EQ(st.recovered, 2);
+  CHECK(st.rtt == 22 * MS);
+  /* a retransmission of what is not missing, or of what was never asked
+   * for, shows nothing */
+  urtp_nack_rtx_gap(&t, 22, 5, 60 * MS);
+  urtp_nack_packet(&t, 30, 60 * MS);
+  urtp_nack_rtx_gap(&t, 29, 5, 60 * MS);
+  CHECK_EQ(urtp_nack_due(&t, 60 * MS, seqs, 64), 0);
+  urtp_nack_stats(&t, &st);
+  CHECK_EQ(st.fast_retries, 1);
+  check_accounts();
+
+  /* what was asked again after the answer's request (30 at 65 ms, after 32
+   * at 45 ms) waits for its new answer */
+  urtp_nack_init(&t, &c);
+  urtp_nack_packet(&t, 29, 0);
+  urtp_nack_packet(&t, 31, 0);
+  REQUIRE(urtp_nack_due(&t, 5 * MS, seqs, 64) == 1);
+  urtp_nack_packet(&t, 33, 40 * MS);
+  REQUIRE(urtp_nack_due(&t, 45 * MS, seqs, 64) == 1 && seqs[0] == 32);
+  REQUIRE(urtp_nack_due(&t, 65 * MS, seqs, 64) == 1 && seqs[0] == 30);
+  urtp_nack_rtx_gap(&t, 32, 1, 70 * MS);
+  urtp_nack_packet(&t, 32, 70 * MS);
+  CHECK_EQ(urtp_nack_due(&t, 70 * MS, seqs, 64), 0);
+  urtp_nack_stats(&t, &st);
+  CHECK_EQ(st.fast_retries, 0);
+  check_accounts();
+}
+
 static void test_wrap(void)
 {
   urtp_nack_config_t c = { 0 };
@@ -298,6 +383,7 @@ int main(void)
   TAP_RUN(test_one_loss);
   TAP_RUN(test_reordered);
   TAP_RUN(test_give_up);
+  TAP_RUN(test_rtx_gap);
   TAP_RUN(test_wrap);
   TAP_RUN(test_burst);
   TAP_RUN(test_jump);

@@ -243,10 +243,11 @@ static void run(double loss, uint64_t seed, bool srtp)
   urtp_recvstream_stats(rc.rs, &r);
   printf("# loss %.2f%s: relay dropped %" PRIu64 " of %" PRIu64 "; receiver missed %" PRIu64
          ", asked %" PRIu64 " in %" PRIu64 " NACKs, recovered %" PRIu64 ", rtx in %" PRIu64
-         ", rtt %" PRIu64 " us; sender rtx %" PRIu64 " (%" PRIu64 " repeats); frames %d intact %d\n",
+         ", rtt %" PRIu64 " us, %" PRIu64 " asked again at once; sender rtx %" PRIu64 " (%" PRIu64
+         " repeats); frames %d intact %d\n",
          loss, srtp ? " srtp" : "", media.stats.dropped, media.stats.received, r.nack.missing,
          r.nack.requests, r.nacks_sent, r.nack.recovered, r.rtx, r.nack.rtt / 1000,
-         s.rtx_packets, s.rtx_repeats, rc.frames, rc.intact);
+         r.nack.fast_retries, s.rtx_packets, s.rtx_repeats, rc.frames, rc.intact);
 
   printf("# depay: packets %" PRIu64 " aus %" PRIu64 " dropped_aus %" PRIu64 " skipped %" PRIu64
          " malformed %" PRIu64 " dup %" PRIu64 " late %" PRIu64 "; source delivered %" PRIu64
@@ -278,6 +279,11 @@ static void run(double loss, uint64_t seed, bool srtp)
                             s.rtx_errors);
   CHECK_EQ(s.rtx_missing + s.rtx_over_budget + s.rtx_errors, 0);
   CHECK(r.nack.rtt >= 20 * MS && r.nack.rtt < 60 * MS);
+  /* a retransmission lost shows as a gap in the RTX stream once a later one
+   * arrives: at most one request at once for each, and some at 5 % */
+  CHECK(r.nack.fast_retries <= s.rtx_packets - r.rtx);
+  if (loss >= 0.05)
+    CHECK(r.nack.fast_retries > 0);
   if (srtp)
     CHECK_EQ(r.srtp.packets, s.packets - r.nack.missing + r.rtx);
 
