@@ -264,9 +264,8 @@ void urtp_nack_rtx_gap(urtp_nack_t *t, uint16_t seq, unsigned lost, uint64_t now
     e->next = now;
     lost--;
     t->st.fast_retries++;
+    t->earliest = now;          /* (no entry is due before now) */
   }
-  if (now < t->earliest)
-    t->earliest = now;
 }
 
 void urtp_nack_set_rtt(urtp_nack_t *t, uint64_t rtt)

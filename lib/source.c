@@ -214,6 +214,23 @@ static bool may_take_over(const urtp_source_t *s, uint64_t now)
   return !s->active || s->left || now - s->last_heard >= s->cfg.timeout;
 }
 
+/* The current source starts again within its SSRC: its numbering jumped
+ * (to first_seq, then on to max_seq). */
+static void restart(urtp_source_t *s, urtp_source_reason_t reason, uint16_t first_seq,
+                    uint16_t max_seq, urtp_source_event_fn event, void *user)
+{
+  urtp_source_event_t ev = {
+    .kind = URTP_SOURCE_RESTART,
+    .reason = reason,
+    .old_ssrc = s->ssrc,
+    .new_ssrc = s->ssrc,
+    .old_seq = s->max_seq,
+    .new_seq = first_seq,
+  };
+  s->stats.restarts++;
+  s->max_seq = max_seq;
+  event(user, &ev);
+}
 
 static void current_packet(urtp_source_t *s, const uint8_t *pkt, size_t len, uint16_t seq,
                            uint64_t now, urtp_source_deliver_fn deliver,
@@ -232,36 +249,16 @@ static void current_packet(urtp_source_t *s, const uint8_t *pkt, size_t len, uin
     /* a very large jump: the next packet decides; once the source said
      * BYE, it restarted (a sender back with the same SSRC) */
     if (s->left) {
-      urtp_source_event_t ev = {
-        .kind = URTP_SOURCE_RESTART,
-        .reason = URTP_SOURCE_REASON_BYE,
-        .old_ssrc = s->ssrc,
-        .new_ssrc = s->ssrc,
-        .old_seq = s->max_seq,
-        .new_seq = seq,
-      };
       drop_jump(s);
-      s->stats.restarts++;
       s->left = false;
-      s->max_seq = seq;
-      event(user, &ev);
+      restart(s, URTP_SOURCE_REASON_BYE, seq, seq, event, user);
       deliver_now(s, pkt, len, now, deliver, user);
       return;
     }
     if (s->jump_held && seq == (uint16_t)(s->jump_seq + 1)) {
-      urtp_source_event_t ev = {
-        .kind = URTP_SOURCE_RESTART,
-        .reason = URTP_SOURCE_REASON_SEQ_JUMP,
-        .old_ssrc = s->ssrc,
-        .new_ssrc = s->ssrc,
-        .old_seq = s->max_seq,
-        .new_seq = s->jump_seq,
-      };
       s->jump_held = false;
       s->stats.pending--;
-      s->stats.restarts++;
-      s->max_seq = seq;
-      event(user, &ev);
+      restart(s, URTP_SOURCE_REASON_SEQ_JUMP, s->jump_seq, seq, event, user);
       deliver_now(s, s->jump_pkt, s->jump_len, s->jump_at, deliver, user);
       deliver_now(s, pkt, len, now, deliver, user);
       return;
@@ -416,23 +413,14 @@ void urtp_source_push(urtp_source_t *s, const uint8_t *pkt, size_t len, uint32_t
       s->stats.foreign++;
       return;
     }
-    uint16_t udelta = (uint16_t)(seq - s->max_seq);
-    if (s->active && s->left &&
-        (udelta >= s->cfg.max_dropout && udelta <= 65536u - s->cfg.max_misorder)) {
-      /* after its BYE, a jump is the pinned sender back */
-      s->active = false;
-    }
     if (!s->active) {
-      /* pinned: no probation, and the same SSRC again after a BYE */
+      /* pinned: no probation (once followed, it stays: after a BYE, its
+       * return with a jump is a restart in current_packet) */
       urtp_source_event_t ev = {
-        .kind = s->had ? URTP_SOURCE_RESTART : URTP_SOURCE_FIRST,
-        .reason = s->had ? URTP_SOURCE_REASON_BYE : URTP_SOURCE_REASON_NONE,
+        .kind = URTP_SOURCE_FIRST, .reason = URTP_SOURCE_REASON_NONE,
         .old_ssrc = ssrc, .new_ssrc = ssrc, .old_seq = s->max_seq, .new_seq = seq,
       };
-      if (s->had)
-        s->stats.restarts++;
       s->had = s->active = true;
-      s->left = false;
       s->ssrc = ssrc;
       s->max_seq = seq;
       s->last_heard = now;

@@ -350,6 +350,21 @@ static void test_pinned(void)
   CHECK_EQ(rec.nev, 1);
   CHECK_EQ(rec.ev[0].new_ssrc, B);
   urtp_source_destroy(&s);
+
+  /* after its BYE: its stragglers go on; back with a jump, it restarted */
+  REQUIRE(start(&s, B, 500, 0));
+  static const step_t st2[] = {
+    { PKT, B, 9, 0 }, { BYE, B, 0, 1 }, { PKT, B, 10, 2 }, { PKT, B, 30000, 3 },
+    { PKT, B, 30001, 4 }, { END },
+  };
+  run(&s, st2);
+  static const delivered_t want2[] = { { B, 9 }, { B, 10 }, { B, 30000 }, { B, 30001 }, { 0 } };
+  CHECK(delivered_are(want2));
+  REQUIRE(rec.nev == 2);
+  CHECK_EQ(rec.ev[1].kind, URTP_SOURCE_RESTART);
+  CHECK_EQ(rec.ev[1].reason, URTP_SOURCE_REASON_BYE);
+  CHECK_EQ(s.stats.restarts, 1);
+  urtp_source_destroy(&s);
 }
 
 /* A BYE of the current source lets the waiting one take over at once. */
