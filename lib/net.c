@@ -954,3 +954,45 @@ const char *urtp_io_mode_name(urtp_io_mode_t m)
   }
   return "unknown";
 }
+
+/* The IPv4 address of a (IPv4, or IPv4-mapped IPv6) into *v4. */
+static bool addr_v4(const struct sockaddr_storage *a, uint32_t *v4)
+{
+  if (a->ss_family == AF_INET) {
+    *v4 = ((const struct sockaddr_in *)a)->sin_addr.s_addr;
+    return true;
+  }
+  if (a->ss_family == AF_INET6 &&
+      IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)a)->sin6_addr)) {
+    memcpy(v4, &((const struct sockaddr_in6 *)a)->sin6_addr.s6_addr[12], 4);
+    return true;
+  }
+  return false;
+}
+
+bool urtp_addr_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+  if (!a || !b)
+    return false;
+  uint32_t va = 0, vb = 0;
+  bool a4 = addr_v4(a, &va), b4 = addr_v4(b, &vb);
+  if (a4 || b4)
+    return a4 && b4 && va == vb;
+  if (a->ss_family != AF_INET6 || b->ss_family != AF_INET6)
+    return false;
+  const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)a, *y = (const struct sockaddr_in6 *)b;
+  /* link-local addresses are one host per interface */
+  return memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0 &&
+         (!IN6_IS_ADDR_LINKLOCAL(&x->sin6_addr) || x->sin6_scope_id == y->sin6_scope_id);
+}
+
+bool urtp_addr_is_multicast(const struct sockaddr_storage *a)
+{
+  return a && addr_is_mcast(a);
+}
+
+socklen_t urtp_addr_len(const struct sockaddr_storage *a)
+{
+  return a->ss_family == AF_INET ? sizeof(struct sockaddr_in)
+         : a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : 0;
+}

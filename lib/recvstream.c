@@ -40,9 +40,22 @@ struct urtp_recvstream {
   urtp_srtp_t srtcp_out;
   int srtcp_serial;
 
-  /* the datagram being pushed: parsed once, passed on without a copy */
+  /* the datagram being pushed: parsed once, passed on without a copy;
+   * where it came from (NULL: not known) */
   const uint8_t *cur_raw;
   urtp_rtp_pkt_t cur;
+  const struct sockaddr_storage *cur_from;
+
+  /* where the followed source's media comes from (RFC 3550 8.2: a source
+   * is an SSRC at a transport address): its RTCP is taken from that host
+   * only, and our reports go there. Set from the packet that made it the
+   * followed source, or its next one (a takeover from kept packets). */
+  struct sockaddr_storage peer;
+  bool peer_set;
+  /* the last sender report that disagreed with the mapping in use
+   * (sr_sane): a second one that agrees with it is a new mapping */
+  bool sr_odd_valid;
+  urtp_rtcp_sr_t sr_odd;
 
   /* RTCP: the current source's reception statistics and last SR; ours */
   urtp_rtcp_rx_t rx;
@@ -68,11 +81,14 @@ struct urtp_recvstream {
   bool learn;
   struct sockaddr_storage learn_from;
 
-  /* lip sync (sync.h): our member, the clock we time on, the offset given */
+  /* lip sync (sync.h): our member, the clock we time on, the offset given,
+   * the delay applied to the last frame */
   urtp_sync_member_t *sync;
   uint64_t sync_domain;
   int64_t sync_given;
   bool sync_valid;
+  bool sync_applied_valid;
+  int64_t sync_applied;
 
   /* loss recovery (cfg.nack, cfg.rtx, cfg.request_keyframe) */
   urtp_nack_t *nack;            /* NULL: no NACKs */
@@ -87,6 +103,11 @@ struct urtp_recvstream {
   uint64_t kf_last;
   uint8_t fir_seq;
   uint64_t lost_seen;           /* packets given up, when last looked */
+  /* NACKs end for a source that never answers one: the requests and RTX
+   * taken when it became the followed source */
+  uint64_t nack_base_requests, nack_base_rtx;
+  uint64_t nack_first_ask;       /* when a request first went; 0: none yet */
+  bool nack_off;
 
   bool discont;                 /* next frame DISCONT */
   bool params_due;              /* next frame gets the parameter sets */
@@ -116,6 +137,8 @@ static void on_au(void *user, urtp_au_t *au)
   }
 }
 
+static void take_early(urtp_recvstream_t *r);
+
 /* source: a packet of the stream. */
 static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t arrival)
 {
@@ -131,6 +154,11 @@ static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t arriv
   urtp_depay_push_parsed(r->depay, pkt, len, p, arrival);
   if (r->nack)
     urtp_nack_packet(r->nack, p->hdr.seq, arrival);
+  if (!r->peer_set && pkt == r->cur_raw && r->cur_from && !r->cur_rtx) {
+    r->peer = *r->cur_from;
+    r->peer_set = true;
+    take_early(r);
+  }
   /* a retransmission is not the network's own delivery: the reports say
    * what the network lost, and its transit is not the path's jitter */
   if (r->cur_rtx && pkt == r->cur_raw)
@@ -168,13 +196,60 @@ static void new_stream(urtp_recvstream_t *r)
   r->sync_valid = false;
   r->st.sync_offset = r->st.sync_delay = 0;
   r->st.synced = false;
-  if (r->nack)
+  r->sync_applied_valid = false;
+  r->sr_odd_valid = false;
+  if (r->nack) {
     urtp_nack_reset(r->nack);
+    urtp_nack_stats(r->nack, &r->st.nack);
+    r->nack_base_requests = r->st.nack.requests;
+  }
+  r->nack_base_rtx = r->st.rtx;
+  r->nack_off = false;
+  r->nack_first_ask = 0;
   r->media_pt = -1;
   urtp_depay_restart(r->depay);
   urtp_timing_reset(&r->timing);
   r->discont = true;
   r->params_due = r->params != NULL;
+}
+
+/* Whether sender report b agrees with a's NTP/RTP mapping: b's NTP time is
+ * where a's mapping and the RTP clock put b's RTP timestamp, within
+ * URTP_RECVSTREAM_SR_TOLERANCE plus the drift of two clocks over the time
+ * between them (URTP_RECVSTREAM_SR_DRIFT_PPM). */
+static bool sr_agrees(const urtp_rtcp_sr_t *a, const urtp_rtcp_sr_t *b, uint32_t clock_rate)
+{
+  int64_t ticks = (int32_t)(b->rtp_ts - a->rtp_ts);
+  int64_t by_rtp = urtp_timing_ticks_to_ns(ticks, clock_rate);
+  int64_t by_ntp = (int64_t)(urtp_ntp_to_ns(b->ntp) - urtp_ntp_to_ns(a->ntp));
+  int64_t err = by_ntp - by_rtp;
+  int64_t span = by_rtp < 0 ? -by_rtp : by_rtp;
+  int64_t tol = (int64_t)URTP_RECVSTREAM_SR_TOLERANCE + span / 1000000 * URTP_RECVSTREAM_SR_DRIFT_PPM;
+  return err <= tol && err >= -tol;
+}
+
+/* Whether sr may replace the current source's mapping: the first one, one
+ * that agrees with it, or the second in a row to agree with each other
+ * but not with it (the sender's clock was stepped); else counted and
+ * ignored. */
+static bool sr_sane(urtp_recvstream_t *r, const urtp_rtcp_sr_t *sr)
+{
+  if (r->st.rtcp_sr == 0)
+    return true;
+  urtp_rtcp_sr_t cur = { .ntp = r->st.sr_ntp, .rtp_ts = r->st.sr_rtp_ts };
+  if (sr_agrees(&cur, sr, r->cfg.clock_rate)) {
+    r->sr_odd_valid = false;
+    return true;
+  }
+  if (r->sr_odd_valid && sr_agrees(&r->sr_odd, sr, r->cfg.clock_rate)) {
+    r->sr_odd_valid = false;
+    r->st.sr_remapped++;
+    return true;
+  }
+  r->sr_odd = *sr;
+  r->sr_odd_valid = true;
+  r->st.sr_rejected++;
+  return false;
 }
 
 /* The source's sender report (and CNAME) at now. */
@@ -188,22 +263,52 @@ static void take_sr(urtp_recvstream_t *r, const urtp_rtcp_sr_t *sr, uint64_t now
   r->st.sr_arrival = now;
 }
 
+/* Whether RTCP from `from` may speak for the followed source: from its
+ * host (RTCP may come from another port: rtpbin sends from its own
+ * socket), verified by SRTCP, or handed over with no address (the caller
+ * vouches for it). */
+static bool rtcp_trusted(const urtp_recvstream_t *r, const struct sockaddr_storage *from)
+{
+  return !from || r->srtp_ready || (r->peer_set && urtp_addr_same_host(from, &r->peer));
+}
+
+/* The followed source's report that came before it was followed, once
+ * where the source sends from is known: taken if it came from there (or
+ * its address is not known), and its address is where our reports and
+ * feedback go. */
+static void take_early(urtp_recvstream_t *r)
+{
+  uint32_t cur;
+  if (!r->early.valid || !urtp_source_current(&r->src, &cur) || r->early.sr.ssrc != cur)
+    return;
+  if (r->early.has_from && !r->srtp_ready && !r->peer_set)
+    return;  /* until the source's next packet says where it is */
+  r->early.valid = false;
+  if (!rtcp_trusted(r, r->early.has_from ? &r->early.from : NULL)) {
+    r->st.rtcp_foreign++;
+    return;
+  }
+  take_sr(r, &r->early.sr, r->early.arrival);
+  snprintf(r->st.cname, sizeof r->st.cname, "%s", r->early.cname);
+  r->early_srs++;
+  r->learn = r->early.has_from;
+  r->learn_from = r->early.from;
+}
+
 /* source: the stream changes before the packet that comes next. */
 static void on_source_event(void *user, const urtp_source_event_t *ev)
 {
   urtp_recvstream_t *r = user;
   urtp_recvstream_event_t e = { .kind = URTP_RECVSTREAM_EV_SOURCE, .source = *ev };
   new_stream(r);
-  /* its report came first: taken now, and where it came from is where
-   * our reports and feedback go */
-  if (r->early.valid && r->early.sr.ssrc == ev->new_ssrc) {
-    take_sr(r, &r->early.sr, r->early.arrival);
-    snprintf(r->st.cname, sizeof r->st.cname, "%s", r->early.cname);
-    r->early_srs++;
-    r->learn = r->early.has_from;
-    r->learn_from = r->early.from;
-  }
-  r->early.valid = false;
+  /* the packet in hand made it the source: that is where it sends from
+   * (a takeover from kept packets learns it from its next one) */
+  r->peer_set = r->cur_raw && r->cur_from && r->cur.hdr.ssrc == ev->new_ssrc;
+  if (r->peer_set)
+    r->peer = *r->cur_from;
+  if (r->early.valid && r->early.sr.ssrc != ev->new_ssrc)
+    r->early.valid = false;
+  take_early(r);
   queue_event(r, &e);
 }
 
@@ -548,12 +653,18 @@ static void rtcp_in(urtp_recvstream_t *r, uint8_t *pkt, size_t len, uint64_t now
   r->st.rtcp++;
   uint32_t cur;
   bool have = urtp_source_current(&r->src, &cur);
+  /* a stranger's word on the followed source (its report, name or BYE) is
+   * not taken: anyone can read the SSRC off the wire */
+  bool trusted = rtcp_trusted(r, from);
+  if (have && !trusted)
+    r->st.rtcp_foreign++;
   for (unsigned i = 0; i < info.nreports; i++) {
     const urtp_rtcp_report_t *rep = &info.reports[i];
     if (!rep->is_sr)
       continue;
     if (have && rep->sr.ssrc == cur) {
-      take_sr(r, &rep->sr, now);
+      if (trusted && sr_sane(r, &rep->sr))
+        take_sr(r, &rep->sr, now);
       continue;
     }
     r->early.valid = true;
@@ -569,6 +680,8 @@ static void rtcp_in(urtp_recvstream_t *r, uint8_t *pkt, size_t len, uint64_t now
         r->early.cname[info.cnames[k].len] = '\0';
       }
   }
+  if (!trusted)
+    return;
   for (unsigned i = 0; have && i < info.ncnames; i++)
     if (info.cnames[i].ssrc == cur) {
       memcpy(r->st.cname, info.cnames[i].value, info.cnames[i].len);
@@ -693,11 +806,35 @@ static uint64_t kf_deadline(const urtp_recvstream_t *r)
   return r->kf_sent ? r->kf_last + URTP_RECVSTREAM_PLI_INTERVAL : 0;
 }
 
+/* NACKs go to a source until URTP_RECVSTREAM_NACK_GIVE_UP after its first
+ * request has passed, with at least URTP_RECVSTREAM_NACK_UNANSWERED
+ * requests, and not one retransmission came back: it does not do RTX,
+ * and asking on would only load it and the path. A new source starts
+ * over. */
+static bool nack_on(urtp_recvstream_t *r, uint64_t now)
+{
+  if (!r->nack || r->nack_off)
+    return false;
+  uint64_t asked = r->nack->st.requests - r->nack_base_requests;
+  if (r->st.rtx != r->nack_base_rtx || asked == 0)
+    return true;
+  if (!r->nack_first_ask)
+    r->nack_first_ask = now ? now : 1;
+  if (now - r->nack_first_ask >= URTP_RECVSTREAM_NACK_GIVE_UP &&
+      asked >= URTP_RECVSTREAM_NACK_UNANSWERED) {
+    r->nack_off = true;
+    r->st.nack_unanswered++;
+    return false;
+  }
+  return true;
+}
+
 uint64_t urtp_recvstream_feedback_deadline(const urtp_recvstream_t *r)
 {
   if (!r->fb_ok)
     return UINT64_MAX;
-  uint64_t a = r->nack ? urtp_nack_next(r->nack) : UINT64_MAX, b = kf_deadline(r);
+  uint64_t a = r->nack && !r->nack_off ? urtp_nack_next(r->nack) : UINT64_MAX,
+           b = kf_deadline(r);
   return a < b ? a : b;
 }
 
@@ -711,7 +848,7 @@ static void send_feedback(urtp_recvstream_t *r, urtp_rtcpio_t *io, uint64_t now)
   if (!urtp_source_current(&r->src, &fb.media_ssrc))
     return;
   for (int round = 0; round < 8; round++) {
-    fb.nseqs = r->nack ? urtp_nack_due(r->nack, now, seqs, sizeof seqs / sizeof seqs[0]) : 0;
+    fb.nseqs = nack_on(r, now) ? urtp_nack_due(r->nack, now, seqs, sizeof seqs / sizeof seqs[0]) : 0;
     fb.kf = kf_deadline(r) <= now ? r->kf_pending : -1;
     if (!fb.nseqs && fb.kf < 0)
       return;
@@ -769,6 +906,11 @@ int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, urtp_rtcpio_t *io, uint64
   if (r->learn)
     urtp_rtcpio_learn(io, &r->learn_from);
   r->learn = false;
+  /* a destination learnt from a source no longer followed (or not yet
+   * placed) is forgotten: the new one's report says where it listens */
+  if (!io->dest_fixed && io->dest_len && !r->srtp_ready &&
+      !(r->peer_set && urtp_addr_same_host(&io->dest, &r->peer)))
+    urtp_rtcpio_forget(io);
   srs += r->early_srs > 64 ? 64 : (int)r->early_srs;
   r->early_srs = 0;
   /* feedback goes once there is somewhere to send it */
@@ -901,6 +1043,7 @@ static void push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
     return;
   }
   r->cur_raw = pkt;
+  r->cur_from = from;
   /* a retransmission the tracker misses is the followed source's, however
    * far behind: the source layer would take it for a sequence jump */
   if (r->cur_rtx)
@@ -909,6 +1052,7 @@ static void push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
     urtp_source_push(&r->src, pkt, len, r->cur.hdr.ssrc, r->cur.hdr.seq, now, on_packet,
                      on_source_event, r);
   r->cur_raw = NULL;
+  r->cur_from = NULL;
 }
 
 static void after_batch(urtp_recvstream_t *r, const struct sockaddr_storage *authed,
@@ -1091,7 +1235,18 @@ static void sync_frame(urtp_recvstream_t *r, urtp_frame_t *f)
     r->sync_given = offset;
     r->sync_valid = true;
   }
+  /* in step at once; after that one step per access unit, whatever a
+   * report (or the group) says */
   int64_t delay = urtp_sync_delay(r->sync);
+  if (r->sync_applied_valid) {
+    int64_t d = delay - r->sync_applied;
+    if (d > URTP_RECVSTREAM_SYNC_STEP)
+      delay = r->sync_applied + URTP_RECVSTREAM_SYNC_STEP;
+    else if (d < -URTP_RECVSTREAM_SYNC_STEP)
+      delay = r->sync_applied - URTP_RECVSTREAM_SYNC_STEP;
+  }
+  r->sync_applied = delay;
+  r->sync_applied_valid = true;
   f->pts += (uint64_t)delay;
   r->st.sync_offset = offset;
   r->st.sync_delay = delay;

@@ -167,3 +167,9 @@ void urtp_rtcpio_learn(urtp_rtcpio_t *io, const struct sockaddr_storage *from)
   io->dest_len = from->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
                                               : sizeof(struct sockaddr_in);
 }
+
+void urtp_rtcpio_forget(urtp_rtcpio_t *io)
+{
+  if (!io->dest_fixed)
+    io->dest_len = 0;
+}

@@ -85,13 +85,18 @@ bool urtp_rtx_limiter_repeat(const urtp_rtx_limiter_t *l, uint16_t seq, uint64_t
 urtp_rtx_verdict_t urtp_rtx_limiter_check(urtp_rtx_limiter_t *l, uint16_t seq, size_t bytes,
                                           uint64_t now, uint64_t hold_ns, uint64_t rate_bps)
 {
-  uint64_t cap = rate_bps / 8;    /* a second's worth */
+  uint64_t per_s = rate_bps / 8;
+  uint64_t cap = (uint64_t)((unsigned __int128)per_s * URTP_RTX_BUCKET_NS / NS_PER_S);
+  if (cap < URTP_RTX_BUCKET_MIN)
+    cap = URTP_RTX_BUCKET_MIN;
   if (!l->started) {
+    /* a quarter: what a stream just started may need, no more than a
+     * storm should get before the rate is known */
     l->started = true;
-    l->tokens = cap;
+    l->tokens = cap / 4;
     l->last = now;
   } else if (now > l->last) {
-    unsigned __int128 add = (unsigned __int128)(now - l->last) * cap / NS_PER_S;
+    unsigned __int128 add = (unsigned __int128)(now - l->last) * per_s / NS_PER_S;
     l->tokens = add >= cap || l->tokens + (uint64_t)add > cap ? cap : l->tokens + (uint64_t)add;
     l->last = now;
   }

@@ -64,6 +64,10 @@ struct urtp_sendstream {
   uint16_t rtx_seq;
   uint64_t last_keyframe;         /* when a request was last passed on */
   bool keyframe_asked;
+  /* the middle 32 bits of the NTP times of our last sender reports: a
+   * receiver's block must echo one of them (LSR) to be taken (stats_lock) */
+  uint32_t sr_mid[URTP_SENDSTREAM_SR_KEPT];
+  unsigned sr_next;
   uint32_t fir_ssrc;              /* the last FIR's sender and number */
   uint8_t fir_seq;
   bool fir_seen;
@@ -689,6 +693,8 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
   ss->cfg.srtp = NULL;
   ss->cfg.format = NULL;
   ss->cfg.cname = NULL;
+  if (!ss->cfg.keyframe_interval)
+    ss->cfg.keyframe_interval = URTP_SENDSTREAM_KEYFRAME_INTERVAL;
   ss->secure = cfg->srtp || cfg->key_sync;
   snprintf(ss->cname, sizeof ss->cname, "%s", cfg->cname ? cfg->cname : urtp_rtcp_default_cname());
   ss->st.rtt_ns = -1;
@@ -1220,9 +1226,12 @@ int urtp_sendstream_rtcp_report(urtp_sendstream_t *ss, uint64_t ntp, uint32_t rt
 
   urtp_rtcp_writer_t w;
   urtp_rtcp_writer_init(&w, buf, cap);
-  if (ntp)
+  if (ntp) {
     urtp_rtcp_write_sr(&w, &sr, NULL, 0);
-  else
+    pthread_mutex_lock(&ss->stats_lock);
+    ss->sr_mid[ss->sr_next++ % URTP_SENDSTREAM_SR_KEPT] = urtp_ntp_mid32(ntp);
+    pthread_mutex_unlock(&ss->stats_lock);
+  } else
     urtp_rtcp_write_rr(&w, ss->cfg.ssrc, NULL, 0);  /* no timing to give */
   urtp_rtcp_write_sdes_cname(&w, ss->cfg.ssrc, ss->cname);
   if (bye)
@@ -1346,7 +1355,7 @@ static enum rtx_result retransmit(urtp_sendstream_t *ss, uint16_t seq, uint64_t 
  * within the interval. Returns whether to call cfg.keyframe. rtx_lock. */
 static bool keyframe_due(urtp_sendstream_t *ss, uint64_t now)
 {
-  if (ss->keyframe_asked && now - ss->last_keyframe < URTP_SENDSTREAM_KEYFRAME_INTERVAL)
+  if (ss->keyframe_asked && now - ss->last_keyframe < ss->cfg.keyframe_interval)
     return false;
   ss->keyframe_asked = true;
   ss->last_keyframe = now;
@@ -1355,6 +1364,16 @@ static bool keyframe_due(urtp_sendstream_t *ss, uint64_t now)
 
 /* The feedback packets of a verified compound: NACKs answered, key frame
  * requests passed on. Any thread taking RTCP. */
+static bool known_receiver(urtp_sendstream_t *ss, uint32_t ssrc)
+{
+  pthread_mutex_lock(&ss->stats_lock);
+  bool known = false;
+  for (unsigned i = 0; i < ss->st.nreceivers && !known; i++)
+    known = ss->st.receivers[i].ssrc == ssrc;
+  pthread_mutex_unlock(&ss->stats_lock);
+  return known;
+}
+
 static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
 {
   urtp_rtcp_iter_t it;
@@ -1362,6 +1381,7 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
   urtp_rtcp_fb_t fb;
   uint64_t now = (uint64_t)now_ns();
   uint64_t nacks = 0, asked = 0, counts[RTX_ERROR + 1] = {0}, bytes = 0, plis = 0, firs = 0;
+  uint64_t strangers = 0;       /* key frame requests of receivers not known */
   int keyframe = -1;            /* -1: none; else whether it was a FIR */
 
   pthread_mutex_lock(&ss->stats_lock);
@@ -1373,8 +1393,7 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
    * (when a later answer shows that this one was lost) */
   uint64_t hold = rtt > 0 ? (uint64_t)rtt / 2 : 10000000ull;
   hold = hold < 1000000ull ? 1000000ull : hold > 1000000000ull ? 1000000000ull : hold;
-  uint64_t budget = rate > (double)URTP_SENDSTREAM_RTX_FLOOR_BPS ? (uint64_t)rate
-                                                                 : URTP_SENDSTREAM_RTX_FLOOR_BPS;
+  uint64_t budget = (uint64_t)rate;
 
   pthread_mutex_lock(&ss->rtx_lock);
   urtp_rtcp_iter_init(&it, buf, len);
@@ -1404,6 +1423,12 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
           bytes += n;
         }
       }
+    } else if (p.type == URTP_RTCP_PSFB && (fb.fmt == URTP_RTCP_FMT_PLI ||
+                                            fb.fmt == URTP_RTCP_FMT_FIR) &&
+               !known_receiver(ss, fb.sender_ssrc)) {
+      /* a key frame costs every receiver bandwidth: only a receiver that
+       * reports on the stream may ask for one */
+      strangers++;
     } else if (p.type == URTP_RTCP_PSFB && fb.fmt == URTP_RTCP_FMT_PLI &&
                fb.media_ssrc == ss->cfg.ssrc) {
       plis++;
@@ -1430,8 +1455,9 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
   }
   pthread_mutex_unlock(&ss->rtx_lock);
 
-  if (nacks || plis || firs) {
+  if (nacks || plis || firs || strangers) {
     pthread_mutex_lock(&ss->stats_lock);
+    ss->st.keyframe_requests_unknown += strangers;
     ss->st.nacks_received += nacks;
     ss->st.nack_seqs += asked;
     ss->st.rtx_packets += counts[RTX_SENT];
@@ -1450,10 +1476,33 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
     ss->cfg.keyframe(ss->cfg.user, keyframe == 1);
 }
 
-/* The compound's blocks about this stream go into the statistics; returns
- * how many there were, or -EBADMSG. */
-static int take_rtcp(urtp_sendstream_t *ss, uint8_t *buf, size_t len, uint64_t arrival_ntp)
+/* Whether lsr (a block's) is 0 (no report received yet) or the middle of
+ * one of our last sender reports' NTP times. stats_lock. */
+static bool sr_sent(const urtp_sendstream_t *ss, uint32_t lsr)
 {
+  if (lsr == 0)
+    return true;
+  unsigned n = ss->sr_next < URTP_SENDSTREAM_SR_KEPT ? ss->sr_next : URTP_SENDSTREAM_SR_KEPT;
+  for (unsigned i = 0; i < n; i++)
+    if (ss->sr_mid[i] == lsr)
+      return true;
+  return false;
+}
+
+/* The compound's blocks about this stream go into the statistics (those
+ * that echo no report of ours are rejected); returns how many there were,
+ * -EBADMSG, or -EPERM when it was not trusted (plain RTCP from an address
+ * that is none of our receivers'). */
+static int take_rtcp(urtp_sendstream_t *ss, uint8_t *buf, size_t len, uint64_t arrival_ntp,
+                     bool trusted)
+{
+  if (!trusted && !ss->secure) {
+    /* plain RTCP from where no receiver of ours is: anyone's forgery */
+    pthread_mutex_lock(&ss->stats_lock);
+    ss->st.rtcp_foreign++;
+    pthread_mutex_unlock(&ss->stats_lock);
+    return -EPERM;
+  }
 #ifdef URTP_HAVE_SRTP
   if (ss->secure) {
     pthread_mutex_lock(&ss->srtcp_lock);
@@ -1489,6 +1538,10 @@ static int take_rtcp(urtp_sendstream_t *ss, uint8_t *buf, size_t len, uint64_t a
       const urtp_rtcp_block_t *b = &info.blocks[rep->first_block + k];
       if (b->ssrc != ss->cfg.ssrc)
         continue;
+      if (!sr_sent(ss, b->lsr)) {
+        ss->st.rr_rejected++;
+        continue;
+      }
       ours++;
       ss->st.rr_blocks++;
       ss->st.rr_ssrc = rep->sr.ssrc;
@@ -1508,7 +1561,8 @@ static int take_rtcp(urtp_sendstream_t *ss, uint8_t *buf, size_t len, uint64_t a
 int urtp_sendstream_push_rtcp(urtp_sendstream_t *ss, uint8_t *buf, size_t len,
                               uint64_t arrival_ntp)
 {
-  return take_rtcp(ss, buf, len, arrival_ntp) < 0 ? -EBADMSG : 0;
+  int r = take_rtcp(ss, buf, len, arrival_ntp, true);
+  return r < 0 ? r : 0;
 }
 
 static uint64_t mono_now(void)
@@ -1535,6 +1589,17 @@ static void rtcp_report_now(urtp_sendstream_t *ss, uint64_t mono, bool bye)
     urtp_rtcpio_skip(ss->rtcp.io, mono);
 }
 
+/* Whether RTCP from `from` may speak for a receiver: it comes from the
+ * host our media goes to (from another port maybe: rtpbin reports from
+ * its own socket), or our media goes to a group, whose members may be
+ * anywhere (SRTCP is then the only way to know them). */
+static bool rtcp_trusted(const urtp_rtcpio_t *io, const struct sockaddr_storage *from)
+{
+  if (!from || !io->dest_len || urtp_addr_is_multicast(&io->dest))
+    return true;
+  return urtp_addr_same_host(from, &io->dest);
+}
+
 static void *rtcp_thread(void *arg)
 {
   urtp_sendstream_t *ss = arg;
@@ -1549,10 +1614,12 @@ static void *rtcp_thread(void *arg)
     uint64_t wait = (due - mono + 999999) / 1000000;
     /* -EINTR: woken by stop, checked above */
     int n = urtp_rtcpio_recv(io, (int)(wait > 1000 ? 1000 : wait));
-    for (int i = 0; i < n; i++)
-      if (take_rtcp(ss, io->rx.dgrams[i].data, io->rx.dgrams[i].len, urtp_ntp_now()) > 0 &&
+    for (int i = 0; i < n; i++) {
+      const urtp_dgram_t *d = &io->rx.dgrams[i];
+      if (take_rtcp(ss, d->data, d->len, urtp_ntp_now(), rtcp_trusted(io, d->from)) > 0 &&
           ss->rtcp.on_rr)
         ss->rtcp.on_rr(ss->rtcp.user);
+    }
   }
   return NULL;
 }

@@ -49,6 +49,8 @@ int urtp_source_init(urtp_source_t *s, const urtp_source_config_t *cfg)
     s->cfg.hold_packets = URTP_SOURCE_HOLD;
   if (!s->cfg.max_packet)
     s->cfg.max_packet = 1500;
+  if (!s->cfg.bye_grace)
+    s->cfg.bye_grace = s->cfg.timeout / 4;
   if (s->cfg.max_packet > UINT32_MAX || s->cfg.hold_packets > SIZE_MAX / 2 / s->cfg.max_packet)
     return -EINVAL;
   s->hold_owner = -1;
@@ -241,6 +243,11 @@ static void current_packet(urtp_source_t *s, const uint8_t *pkt, size_t len, uin
   if (udelta < s->cfg.max_dropout) {
     /* in order, with a permissible gap: a kept jump was a stray */
     drop_jump(s);
+    /* new packets well after its BYE: it has not left */
+    if (s->left && udelta != 0 && now - s->bye_at > s->cfg.bye_grace) {
+      s->left = false;
+      s->stats.byes_revoked++;
+    }
     s->max_seq = seq;
     deliver_now(s, pkt, len, now, deliver, user);
     return;
@@ -442,6 +449,7 @@ void urtp_source_bye(urtp_source_t *s, uint32_t ssrc, uint64_t now,
     /* its packets still on their way are taken; anything else may take
      * over at once */
     s->left = true;
+    s->bye_at = now;
     s->stats.byes++;
     drop_jump(s);
     if (s->hold_owner >= 0 && s->cand[s->hold_owner].valid)

@@ -187,4 +187,13 @@ void urtp_sock_unwake(urtp_sock_t *s);
 
 const char *urtp_io_mode_name(urtp_io_mode_t m);
 
+/* Addresses as they come with datagrams. */
+/* Whether a and b name the same host (the IP address, ports aside; an
+ * IPv4-mapped IPv6 address is its IPv4 address). NULL matches nothing. */
+bool urtp_addr_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
+/* Whether a is a multicast group. */
+bool urtp_addr_is_multicast(const struct sockaddr_storage *a);
+/* The length of a's family's sockaddr (0 for another family). */
+socklen_t urtp_addr_len(const struct sockaddr_storage *a);
+
 #endif

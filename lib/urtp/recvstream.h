@@ -20,6 +20,24 @@
  * rtcp_mux) yield the source's sender reports and CNAME, and its BYE hands
  * over to the next source at once; urtp_recvstream_rtcp_report() builds
  * our receiver report. When to send it (urtp_rtcp_sched) is the caller's.
+ *
+ * Whom RTCP is taken from (plain RTP: anyone can read the SSRC off the
+ * wire and forge the rest). The followed source is its SSRC at the address
+ * its media comes from (RFC 3550 8.2), placed when it became the followed
+ * source (the packet that made it so, or its next one). Its sender
+ * reports, CNAME and BYE are taken only from that host (RTCP may come
+ * from another port), and where our reports and feedback go is learnt
+ * only from its sender reports: compounds from any other host are counted
+ * (rtcp_foreign) and change nothing, so a stranger can neither redirect
+ * our feedback nor end, rename or re-time the stream. The destination
+ * moves only with the followed source (a change of source, or a restart
+ * the source layer accepted). With SRTP (SRTCP verified) every address is
+ * trusted; RTCP handed over without an address (push_rtcp) is trusted,
+ * the caller vouching for it. A sender report whose NTP/RTP mapping
+ * disagrees with the one in use by more than URTP_RECVSTREAM_SR_TOLERANCE
+ * (plus URTP_RECVSTREAM_SR_DRIFT_PPM of the time between them) is ignored
+ * (sr_rejected), unless the next one agrees with it (a clock stepped at
+ * the sender: sr_remapped).
  * With SRTP, RTCP is SRTCP both ways (RFC 3711 3.4): the sender's
  * compounds are verified with the stream's key before anything of them is
  * read, and our reports are protected under our own SSRC with the same
@@ -80,6 +98,21 @@
 #include "rtcp.h"
 #include "source.h"
 #include "srtp.h"
+
+/* Sender reports that disagree with the mapping in use by more than
+ * this (ns), plus the drift allowed between two clocks over the time
+ * between the reports, are ignored (see RTCP above). */
+#define URTP_RECVSTREAM_SR_TOLERANCE 20000000ll
+#define URTP_RECVSTREAM_SR_DRIFT_PPM 1000
+/* Lip sync moves a stream's presentation times by at most this much per
+ * access unit (ns), once it is in step: less than the shortest access
+ * unit it meets (Opus' 10 ms ones, or 20 ms ones), so presentation times
+ * never run backwards, and within what a viewer notices at once. */
+#define URTP_RECVSTREAM_SYNC_STEP 5000000ll
+/* NACKs stop for a source that has not answered a single one this long
+ * after the first (ns), with at least this many sequence numbers asked. */
+#define URTP_RECVSTREAM_NACK_GIVE_UP 3000000000ull
+#define URTP_RECVSTREAM_NACK_UNANSWERED 16
 
 /* Defaults. */
 #define URTP_RECVSTREAM_LATENCY 50000000ull         /* ns a gap is waited for */
@@ -206,6 +239,11 @@ typedef struct urtp_recvstream_stats {
   uint64_t rtcp;
   uint64_t rtcp_bad;
   uint64_t rtcp_sr;         /* sender reports of the current source */
+  uint64_t rtcp_foreign;    /* compounds (in rtcp) from another host than the
+                             * followed source's: nothing of them taken */
+  uint64_t sr_rejected;     /* its sender reports ignored: their mapping
+                             * disagreed with the one in use */
+  uint64_t sr_remapped;     /* ... and taken after all: the next agreed */
   uint64_t rtcp_bye;        /* BYEs of the current source */
   uint64_t rtcp_sent;       /* receiver reports built */
   /* SRTCP in: unprotection's verdicts (auth_fail, replay and other are in
@@ -240,6 +278,8 @@ typedef struct urtp_recvstream_stats {
   uint32_t rtx_ssrc;            /* the RTX stream's, once one was taken */
   uint64_t pli_sent, fir_sent;
   uint64_t keyframe_requests;
+  uint64_t nack_unanswered; /* sources NACKs stopped for: no RTX ever came
+                             * (URTP_RECVSTREAM_NACK_GIVE_UP) */
 } urtp_recvstream_stats_t;
 
 typedef struct urtp_recvstream urtp_recvstream_t;

@@ -7,7 +7,7 @@
  * this only moves them. A sender knows where its RTCP goes (the receiver's
  * RTP port + 1 unless set); a receiver that is not told replies to where
  * the sender's RTCP comes from (symmetric RTCP, RFC 4961), once a report
- * of the followed source has arrived (urtp_rtcpio_learn).
+ * of the followed source has arrived from its host (urtp_rtcpio_learn).
  *
  * The socket is not connected to the destination: reports are read from
  * wherever the other side sends them (rtpbin sends from another socket
@@ -107,7 +107,12 @@ void urtp_rtcpio_skip(urtp_rtcpio_t *io, uint64_t now);
  * `other`), and 0 may mean that nothing of it was RTCP. */
 int urtp_rtcpio_recv(urtp_rtcpio_t *io, int timeout_ms);
 
-/* Reports go to `from` from now on, unless the destination was configured. */
+/* Reports go to `from` from now on, unless the destination was configured.
+ * The caller decides whom to learn from (recvstream.h: the followed
+ * source's host only). */
 void urtp_rtcpio_learn(urtp_rtcpio_t *io, const struct sockaddr_storage *from);
+/* A learnt destination is forgotten (reports wait for the next learn);
+ * a configured one stays. */
+void urtp_rtcpio_forget(urtp_rtcpio_t *io);
 
 #endif

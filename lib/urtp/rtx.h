@@ -23,8 +23,10 @@
  *    and without allocation: a sequence number goes again at most once per
  *    hold time (a NACK repeated by every receiver, or forged, costs one
  *    retransmission), and the bytes retransmitted stay within a token
- *    bucket whose rate the caller gives (a share of the stream's bitrate)
- *    and which holds at most a second of it.
+ *    bucket whose rate the caller gives (a share of the stream's bitrate):
+ *    it holds URTP_RTX_BUCKET_NS of that rate (at least one largest
+ *    packet) and starts a quarter full, so over any time T no more than
+ *    rate x (T + URTP_RTX_BUCKET_NS) goes, whatever is asked.
  *  - One thread at a time.
  */
 #ifndef URTP_RTX_H
@@ -58,6 +60,8 @@ static inline uint8_t urtp_rtx_default_pt(uint8_t pt)
 }
 
 #define URTP_RTX_RECENT 4096     /* sequence numbers the limiter remembers */
+#define URTP_RTX_BUCKET_NS 250000000ull  /* the bucket's depth, in time at its rate */
+#define URTP_RTX_BUCKET_MIN 1500 /* ... in bytes, at least */
 
 typedef struct urtp_rtx_recent {
   uint64_t t;                    /* when seq last went */
@@ -87,7 +91,7 @@ bool urtp_rtx_limiter_repeat(const urtp_rtx_limiter_t *l, uint16_t seq, uint64_t
 
 /* Whether packet seq (bytes long) may be retransmitted at now (ns): not
  * sent within the last hold_ns, and tokens for it at rate_bps bits per
- * second (the bucket holds one second's worth; it starts full). */
+ * second (the bucket: see the promises). */
 urtp_rtx_verdict_t urtp_rtx_limiter_check(urtp_rtx_limiter_t *l, uint16_t seq, size_t bytes,
                                           uint64_t now, uint64_t hold_ns, uint64_t rate_bps);
 

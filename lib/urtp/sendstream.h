@@ -29,10 +29,23 @@
  *    answered with RTX packets (RFC 4588, rtx.h) under an SSRC of their
  *    own, on a handle of the RTP socket that shares the pacer, protected
  *    with SRTP when the media is (static key, or rtcp_key_sync with that
- *    SSRC). Each sequence number goes at most once per half round trip, and
- *    all of them within URTP_SENDSTREAM_RTX_SHARE of the bitrate: what a
- *    NACK asks is counted once as sent, missing, repeat or over budget.
- *    Keeping a batch costs a swap of pointers: nothing per packet.
+ *    SSRC). Each sequence number goes at most once per half round trip,
+ *    and all of them within URTP_SENDSTREAM_RTX_SHARE of the bitrate
+ *    (rtx.h's bucket: at most a quarter second of that share at once, no
+ *    floor above it): what a NACK asks is counted once as sent, missing,
+ *    repeat or over budget. Keeping a batch costs a swap of pointers:
+ *    nothing per packet.
+ *  - Whom RTCP is taken from (plain RTP: anyone may forge it). On the RTCP
+ *    thread (urtp_sendstream_rtcp_start), compounds are taken only from
+ *    the host our RTCP goes to (any port: rtpbin reports from a socket of
+ *    its own) or, when that is a multicast group, from anywhere; the rest
+ *    is counted in rtcp_foreign and changes nothing. With SRTCP every
+ *    verified compound counts. A report block must echo one of our last
+ *    URTP_SENDSTREAM_SR_KEPT sender reports (LSR), or none yet, to count
+ *    (rr_rejected): its round trip is then one we can have caused. Key
+ *    frame requests count only from receivers that have reported on the
+ *    stream (keyframe_requests_unknown), at most one per
+ *    keyframe_interval.
  *  - Parameter sets (params.h): those of the codec data and those an
  *    access unit carries in band become the current ones; with
  *    config_interval they are sent again, in order, before an IRAP/IDR
@@ -157,15 +170,18 @@ typedef struct urtp_sendstream_config {
    * per URTP_SENDSTREAM_KEYFRAME_INTERVAL, on the thread taking RTCP; NULL:
    * requests are only counted. fir: the request was a FIR. */
   void (*keyframe)(void *user, bool fir);
+  uint64_t keyframe_interval;   /* ns; 0: URTP_SENDSTREAM_KEYFRAME_INTERVAL */
 } urtp_sendstream_config_t;
 
-/* The least time between two key frame requests passed on (ns): one
- * picture answers every request made while it is on its way. */
+/* The least time between two key frame requests passed on (ns), unless
+ * keyframe_interval says otherwise: one picture answers every request
+ * made while it is on its way. */
 #define URTP_SENDSTREAM_KEYFRAME_INTERVAL 200000000ull
-/* Retransmissions may take this share of the stream's bitrate, and at
- * least URTP_SENDSTREAM_RTX_FLOOR_BPS: a NACK storm cannot multiply it. */
+/* Retransmissions may take this share of the stream's bitrate (over the
+ * last second): a NACK storm cannot multiply it. */
 #define URTP_SENDSTREAM_RTX_SHARE 0.5
-#define URTP_SENDSTREAM_RTX_FLOOR_BPS 500000ull
+/* Our sender reports a receiver's block may echo (LSR). */
+#define URTP_SENDSTREAM_SR_KEPT 16
 
 /* Flags of a push. */
 #define URTP_SEND_END_AU  0x1u  /* NAL-aligned input: these bytes end an AU */
@@ -216,6 +232,10 @@ typedef struct urtp_sendstream_stats {
   uint64_t rtcp_sent;
   uint64_t rtcp_in, rtcp_bad;
   uint64_t rr_blocks;
+  uint64_t rtcp_foreign;        /* compounds from no receiver's host: dropped
+                                 * (in neither rtcp_in nor rtcp_bad) */
+  uint64_t rr_rejected;         /* blocks about us that echoed no report of
+                                 * ours (not in rr_blocks) */
   /* SRTCP: compounds that arrived, as unprotection judged them (packets
    * verified; auth_fail, replay and other are in rtcp_bad too, as are
    * compounds that came before there were keys); for the life of the
@@ -245,6 +265,8 @@ typedef struct urtp_sendstream_stats {
   /* key frame requests: PLIs and new FIRs about this stream, and those
    * passed on (the rest came within URTP_SENDSTREAM_KEYFRAME_INTERVAL) */
   uint64_t pli_received, fir_received, keyframe_requests;
+  uint64_t keyframe_requests_unknown; /* PLIs and FIRs of receivers that never
+                                 * reported on the stream: ignored */
 } urtp_sendstream_stats_t;
 
 /* Creates a stream sending on sock (opened with a remote; it must outlive

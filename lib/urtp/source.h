@@ -19,7 +19,10 @@
  *    Stray packets of random SSRCs never validate and never take over.
  *  - Takeover: a validated candidate becomes the current source at once
  *    when there is none, or when the current source has been silent for
- *    `timeout` or said BYE (urtp_source_bye). Until then it waits, its
+ *    `timeout` or said BYE (urtp_source_bye). A source that goes on
+ *    sending new packets `bye_grace` after its BYE has not left (the BYE
+ *    was forged, or it changed its mind): the BYE no longer counts. Until
+ *    then a candidate waits, its
  *    packets kept in a hold of `hold_packets` packets (the first ones; the
  *    rest are dropped and counted), and they are delivered in arrival
  *    order when it takes over: a sender that restarts with a new SSRC
@@ -63,6 +66,8 @@ typedef struct urtp_source_config {
   unsigned max_misorder;    /* 0: URTP_SOURCE_MAX_MISORDER */
   size_t hold_packets;      /* 0: URTP_SOURCE_HOLD */
   size_t max_packet;        /* largest packet kept; 0: 1500 */
+  uint64_t bye_grace;       /* how long after a BYE the source's new packets
+                             * are stragglers; 0: timeout / 4 */
 } urtp_source_config_t;
 
 typedef enum urtp_source_event_kind {
@@ -95,6 +100,7 @@ typedef struct urtp_source_stats {
   uint64_t changes;         /* another SSRC took over */
   uint64_t restarts;        /* the current SSRC restarted its numbering */
   uint64_t byes;            /* BYEs of the current source */
+  uint64_t byes_revoked;    /* ... that it sent on after (bye_grace) */
 } urtp_source_stats_t;
 
 /* Packets of the stream, in the order they are to be processed, with the
@@ -111,8 +117,9 @@ typedef struct urtp_source {
   /* the current source */
   bool had;                 /* one was accepted (ssrc, max_seq are its) */
   bool active;              /* ... and is followed */
-  bool left;                /* ... and said BYE: its stragglers are taken,
-                             * anything else may take over at once */
+  bool left;                /* ... and said BYE (at bye_at): its stragglers
+                             * are taken, anything else may take over at once */
+  uint64_t bye_at;
   uint32_t ssrc;
   uint16_t max_seq;
   uint64_t last_heard;
@@ -143,12 +150,14 @@ void urtp_source_push(urtp_source_t *s, const uint8_t *pkt, size_t len, uint32_t
                       uint16_t seq, uint64_t now, urtp_source_deliver_fn deliver,
                       urtp_source_event_fn event, void *user);
 
-/* A BYE for ssrc (RTCP): if it is the current source, a waiting candidate
+/* A BYE for ssrc (RTCP; the caller checks where it came from): if it is
+ * the current source, a waiting candidate (validated: probation passed)
  * takes over at once (its kept packets are delivered), or the next one to
  * validate does, or the source itself back with a jump in its numbering
  * (a restart: at once). Until then its own packets that continue its
  * numbering are still delivered: RTCP may overtake the last media and
- * their retransmissions. */
+ * their retransmissions; one that advances its numbering later than
+ * bye_grace after the BYE withdraws the BYE. */
 void urtp_source_bye(urtp_source_t *s, uint32_t ssrc, uint64_t now,
                      urtp_source_deliver_fn deliver, urtp_source_event_fn event, void *user);
 

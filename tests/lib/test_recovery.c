@@ -26,6 +26,7 @@
 #include "urtp/recvstream.h"
 #include "urtp/rtcp.h"
 #include "urtp/rtcpio.h"
+#include "urtp/rtx.h"
 #include "urtp/sendstream.h"
 
 #define MS 1000000ull
@@ -366,9 +367,11 @@ static void test_nack_storm(void)
   CHECK_EQ(s.nacks_received, compounds);
   CHECK_EQ(s.nack_seqs, s.rtx_packets + s.rtx_missing + s.rtx_repeats + s.rtx_over_budget +
                             s.rtx_errors);
-  /* the budget: a second's worth at the start, then half the bitrate */
-  CHECK(s.rtx_bytes <= (uint64_t)(0.5 * (double)sent * (1 + 1 / secs)) +
-                           URTP_SENDSTREAM_RTX_FLOOR_BPS / 8 * 2);
+  /* the budget: half the bitrate (of the last second: at most a second
+   * behind), and the bucket of a quarter second of it, no more */
+  CHECK(s.rtx_bytes <= (uint64_t)(URTP_SENDSTREAM_RTX_SHARE * (double)sent *
+                                  (1 + (1.0 + URTP_RTX_BUCKET_NS / 1e9) / secs)) +
+                           URTP_RTX_BUCKET_MIN);
   CHECK(s.rtx_repeats > s.rtx_packets);
   CHECK(s.rtx_over_budget > 0);
   urtp_sendstream_free(ss);

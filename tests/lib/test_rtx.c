@@ -5,9 +5,11 @@
  * of sent batches (lib/urtp/history.h): what it finds, what it releases
  * and when, exactly.
  */
+#include <inttypes.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tap.h"
@@ -87,24 +89,41 @@ static void test_limiter(void)
 {
   static urtp_rtx_limiter_t l;
   urtp_rtx_limiter_init(&l);
-  uint64_t t = 5000 * MS, hold = 20 * MS, rate = 80000; /* 10,000 bytes a second */
-  CHECK_EQ(urtp_rtx_limiter_check(&l, 1, 1000, t, hold, rate), URTP_RTX_SEND);
+  /* 10,000 bytes a second: a bucket of 2,500 (250 ms), starting with 625 */
+  uint64_t t = 5000 * MS, hold = 20 * MS, rate = 80000;
+  CHECK_EQ(urtp_rtx_limiter_check(&l, 1, 600, t, hold, rate), URTP_RTX_SEND);
   /* the same number again within the hold time: a repeat, no tokens taken */
-  CHECK_EQ(urtp_rtx_limiter_check(&l, 1, 1000, t + 19 * MS, hold, rate), URTP_RTX_REPEAT);
-  CHECK_EQ(urtp_rtx_limiter_check(&l, 1, 1000, t + 20 * MS, hold, rate), URTP_RTX_SEND);
-  /* 8,000 bytes left (plus 200 refilled over 20 ms) */
-  for (uint16_t s = 2; s < 10; s++)
-    CHECK_EQ(urtp_rtx_limiter_check(&l, s, 1000, t + 20 * MS, hold, rate), URTP_RTX_SEND);
-  CHECK_EQ(urtp_rtx_limiter_check(&l, 10, 1000, t + 20 * MS, hold, rate), URTP_RTX_OVER_BUDGET);
-  CHECK_EQ(urtp_rtx_limiter_check(&l, 10, 200, t + 20 * MS, hold, rate), URTP_RTX_SEND);
-  /* refills at the rate, never beyond a second's worth */
-  CHECK_EQ(urtp_rtx_limiter_check(&l, 11, 1000, t + 119 * MS, hold, rate), URTP_RTX_OVER_BUDGET);
-  CHECK_EQ(urtp_rtx_limiter_check(&l, 11, 1000, t + 120 * MS, hold, rate), URTP_RTX_SEND);
-  CHECK_EQ(urtp_rtx_limiter_check(&l, 12, 10000, t + 60000 * MS, hold, rate), URTP_RTX_SEND);
-  CHECK_EQ(urtp_rtx_limiter_check(&l, 13, 1, t + 60000 * MS, hold, rate), URTP_RTX_OVER_BUDGET);
+  CHECK_EQ(urtp_rtx_limiter_check(&l, 1, 200, t + 19 * MS, hold, rate), URTP_RTX_REPEAT);
+  /* 25 left, 200 refilled over 20 ms */
+  CHECK_EQ(urtp_rtx_limiter_check(&l, 1, 200, t + 20 * MS, hold, rate), URTP_RTX_SEND);
+  CHECK_EQ(urtp_rtx_limiter_check(&l, 2, 100, t + 20 * MS, hold, rate), URTP_RTX_OVER_BUDGET);
+  CHECK_EQ(urtp_rtx_limiter_check(&l, 2, 25, t + 20 * MS, hold, rate), URTP_RTX_SEND);
+  /* refills at the rate, never beyond the bucket */
+  CHECK_EQ(urtp_rtx_limiter_check(&l, 3, 1000, t + 119 * MS, hold, rate), URTP_RTX_OVER_BUDGET);
+  CHECK_EQ(urtp_rtx_limiter_check(&l, 3, 1000, t + 120 * MS, hold, rate), URTP_RTX_SEND);
+  CHECK_EQ(urtp_rtx_limiter_check(&l, 4, 2501, t + 60000 * MS, hold, rate), URTP_RTX_OVER_BUDGET);
+  CHECK_EQ(urtp_rtx_limiter_check(&l, 4, 2500, t + 60000 * MS, hold, rate), URTP_RTX_SEND);
+  CHECK_EQ(urtp_rtx_limiter_check(&l, 5, 1, t + 60000 * MS, hold, rate), URTP_RTX_OVER_BUDGET);
+  /* a slow stream's bucket still holds one large packet (1,000 bytes a
+   * second would make it 250) */
+  CHECK_EQ(urtp_rtx_limiter_check(&l, 6, 1500, t + 70000 * MS, hold, 8000), URTP_RTX_SEND);
+  CHECK_EQ(urtp_rtx_limiter_check(&l, 7, 1, t + 70000 * MS, hold, 8000), URTP_RTX_OVER_BUDGET);
   /* a sequence number 4096 on shares the slot, and is no repeat */
-  CHECK_EQ(urtp_rtx_limiter_check(&l, 12 + URTP_RTX_RECENT, 1, t + 70000 * MS, hold, rate),
+  CHECK_EQ(urtp_rtx_limiter_check(&l, 6 + URTP_RTX_RECENT, 1, t + 70000 * MS + hold / 2, 0, rate),
            URTP_RTX_SEND);
+  CHECK(!urtp_rtx_limiter_repeat(&l, 6, t + 70000 * MS + hold / 2, hold));
+
+  /* over any time, no more than the rate and the bucket: a storm asking
+   * 1,200 bytes every millisecond for 10 s gets 10 s x 10,000 + 2,500 at
+   * the most */
+  urtp_rtx_limiter_init(&l);
+  uint64_t sent = 0;
+  for (uint64_t k = 0; k < 10000; k++)
+    if (urtp_rtx_limiter_check(&l, (uint16_t)k, 1200, t + k * MS, hold, rate) == URTP_RTX_SEND)
+      sent += 1200;
+  printf("# a storm got %" PRIu64 " bytes in 10 s at 10,000 bytes a second\n", sent);
+  CHECK(sent <= 10 * 10000 + 2500);
+  CHECK(sent >= 10 * 10000 - 2 * 1200);
 }
 
 /* --- the history ---------------------------------------------------------- */

@@ -1233,9 +1233,11 @@ static void run_srtcp(bool synced)
   CHECK_EQ(strcmp(rs.cname, "sender@test"), 0);
   CHECK_EQ(rs.srtcp.packets, 1);
 
-  /* the next SR with one byte changed, and the first one again: refused,
+  /* the next SR (a second on: its mapping agrees) with one byte changed,
+   * and the first one again: refused,
    * nothing of them used; the next SR itself still passes */
-  int len2 = urtp_sendstream_rtcp_report(ss, ntp + (1ull << 32), 999, false, t, sizeof t);
+  int len2 = urtp_sendstream_rtcp_report(ss, ntp + (1ull << 32),
+                                         123456 + 90000, false, t, sizeof t);
   REQUIRE(len2 == len);
   uint8_t sr2[512];
   memcpy(sr2, t, (size_t)len2);
@@ -1261,7 +1263,7 @@ static void run_srtcp(bool synced)
   CHECK_EQ(rs.rtcp, 2);
   CHECK_EQ(rs.rtcp_sr, 2);
   CHECK(rs.sr_ntp == ntp + (1ull << 32));
-  CHECK_EQ(rs.sr_rtp_ts, 999);
+  CHECK_EQ(rs.sr_rtp_ts, 123456 + 90000);
   CHECK_EQ(rs.srtcp.packets, 2);
 
   /* the receiver's report, 250 ms after the last SR arrived, back to

@@ -238,10 +238,21 @@ static void test_streams_in_step(void)
   CHECK(llabs(sa.sync_offset - (RX0 + 10 * MS - NTP0)) <= 1 * MS);
   CHECK(llabs(sv.sync_offset - (RX0 + 90 * MS - NTP0)) <= 1 * MS);
   CHECK(!strcmp(sa.cname, "alice@host"));
-  /* the video leaves: the audio stops waiting */
+  /* the video leaves: the audio stops waiting, a step per access unit
+   * (presentation times never jump: URTP_RECVSTREAM_SYNC_STEP) */
   urtp_recvstream_free(v.r);
-  send_au(&a, 3 * SEC - a.path);
-  drain(&a, 3 * SEC);
+  int64_t before = a.offset, worst_step = 0;
+  for (int k = 0; k < 20; k++) {
+    int64_t prev = a.offset, at = 3 * SEC + k * a.period;
+    send_au(&a, at - a.path);
+    drain(&a, at);
+    if (llabs(a.offset - prev) > worst_step)
+      worst_step = llabs(a.offset - prev);
+  }
+  printf("# the audio's delay from %.1f to %.1f ms, at most %.1f ms per access unit\n",
+           before / 1e6, a.offset / 1e6, worst_step / 1e6);
+  CHECK(before > 89 * MS);
+  CHECK(worst_step <= URTP_RECVSTREAM_SYNC_STEP + 1 * MS);
   CHECK(a.offset < 11 * MS);
   urtp_recvstream_free(a.r);
 
