@@ -151,6 +151,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
 #define DEFAULT_RTX_PT            -1
 #define DEFAULT_RTX_MAX_SIZE_TIME 1000
 #define DEFAULT_RTX_MAX_SIZE_PACKETS URTP_HISTORY_PACKETS
+#define DEFAULT_MIN_FORCE_KEY_UNIT_INTERVAL URTP_SENDSTREAM_KEYFRAME_INTERVAL
 #define DEFAULT_SDP_FILE          NULL
 #define DEFAULT_SRTP_KEY          NULL
 #define DEFAULT_SRTP_CIPHER       GST_UVGRTP_DEFAULT_SRTP_CIPHER
@@ -199,6 +200,7 @@ enum
   PROP_RTX_PT,
   PROP_RTX_MAX_SIZE_TIME,
   PROP_RTX_MAX_SIZE_PACKETS,
+  PROP_MIN_FORCE_KEY_UNIT_INTERVAL,
   PROP_STATS,
   PROP_SDP,
   PROP_SDP_FILE,
@@ -690,6 +692,24 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           URTP_HISTORY_MAX_PACKETS, DEFAULT_RTX_MAX_SIZE_PACKETS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
+   * GstUvgRtpSink:min-force-key-unit-interval:
+   *
+   * The least time between two key frame requests (RTCP PLI and FIR) passed
+   * upstream as force-key-unit events, in nanoseconds (the name and unit of
+   * #GstVideoEncoder's property): one picture answers every request made
+   * while it is on its way, and a receiver asking faster cannot make the
+   * encoder send only key frames. 0: every request. Only receivers that
+   * report on the stream (from the host the media goes to, without SRTP)
+   * are heard. Read when the element starts.
+   */
+  g_object_class_install_property (gobject_class,
+      PROP_MIN_FORCE_KEY_UNIT_INTERVAL,
+      g_param_spec_uint64 ("min-force-key-unit-interval",
+          "Minimum force key unit interval",
+          "Least time between key frame requests passed upstream (ns, 0 = all)",
+          0, G_MAXUINT64, DEFAULT_MIN_FORCE_KEY_UNIT_INTERVAL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstUvgRtpSink:stats:
    *
    * A #GstStructure named "application/x-uvgrtp-sink-stats" with the fields
@@ -721,8 +741,11 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * fell behind its pacing rate);
    * RTCP (#GstUvgRtpSink:rtcp): rtcp-sent (our sender reports),
    * rtcp-received, rtcp-bad (compound packets that failed RFC 3550's
-   * checks, or SRTCP's), rr-received (report blocks about this stream),
-   * with SRTP srtcp-auth-failures, srtcp-replays and srtcp-errors (SRTCP
+   * checks, or SRTCP's), rtcp-foreign (plain RTCP from another host than
+   * the one our media goes to: dropped whole, in neither of those),
+   * rr-received (report blocks about this stream), rr-rejected (blocks
+   * about it that echo none of our last 16 sender reports: ignored), with
+   * SRTP srtcp-auth-failures, srtcp-replays and srtcp-errors (SRTCP
    * that did not verify, came again, or was refused otherwise; each also
    * in rtcp-bad);
    * all #guint64; from the latest of those blocks: rr-ssrc (guint, who
@@ -736,8 +759,11 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * rtx-missing (no longer kept), rtx-repeats (sent again within half a round
    * trip already), rtx-over-budget (beyond half the bitrate) or
    * rtx-errors), history-packets (kept now), pli-received, fir-received
-   * (key frame requests) and keyframe-requests (those passed upstream as
-   * force-key-unit events, at most one per 200 ms), all #guint64, and
+   * (key frame requests of receivers that report on the stream),
+   * keyframe-requests-unknown (those of receivers that never did:
+   * ignored) and keyframe-requests (those passed upstream as
+   * force-key-unit events, at most one per
+   * #GstUvgRtpSink:min-force-key-unit-interval), all #guint64, and
    * rtx-ssrc, rtx-pt (#guint); receivers (a
    * #GstValueArray of "application/x-uvgrtp-receiver" structures, one per
    * receiver that reports, the latest 16, one that says BYE leaves: ssrc,
@@ -889,6 +915,7 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->rtx_pt = DEFAULT_RTX_PT;
   self->rtx_max_size_time = DEFAULT_RTX_MAX_SIZE_TIME;
   self->rtx_max_size_packets = DEFAULT_RTX_MAX_SIZE_PACKETS;
+  self->min_force_key_unit_interval = DEFAULT_MIN_FORCE_KEY_UNIT_INTERVAL;
   self->sdp_file = g_strdup (DEFAULT_SDP_FILE);
   self->srtp_key = g_strdup (DEFAULT_SRTP_KEY);
   self->srtp_cipher = DEFAULT_SRTP_CIPHER;
@@ -1003,6 +1030,8 @@ build_stats (GstUvgRtpSink * self)
       "rtcp-sent", G_TYPE_UINT64, st.rtcp_sent,
       "rtcp-received", G_TYPE_UINT64, st.rtcp_in,
       "rtcp-bad", G_TYPE_UINT64, st.rtcp_bad,
+      "rtcp-foreign", G_TYPE_UINT64, st.rtcp_foreign,
+      "rr-rejected", G_TYPE_UINT64, st.rr_rejected,
       "srtcp-auth-failures", G_TYPE_UINT64, st.srtcp.auth_fail,
       "srtcp-replays", G_TYPE_UINT64, st.srtcp.replay,
       "srtcp-errors", G_TYPE_UINT64, st.srtcp.other,
@@ -1024,6 +1053,7 @@ build_stats (GstUvgRtpSink * self)
       "pli-received", G_TYPE_UINT64, st.pli_received,
       "fir-received", G_TYPE_UINT64, st.fir_received,
       "keyframe-requests", G_TYPE_UINT64, st.keyframe_requests,
+      "keyframe-requests-unknown", G_TYPE_UINT64, st.keyframe_requests_unknown,
       "rtx-ssrc", G_TYPE_UINT, (guint) st.rtx_ssrc,
       "rtx-pt", G_TYPE_UINT, (guint) (self->rtx_on ? self->cur_rtx_pt : 0),
       "buffer-size", G_TYPE_INT, self->eff_buffer_size,
@@ -1112,6 +1142,7 @@ static const gsize prop_field[PROP_ZRTP_FIRST] = {
   [PROP_RTX_PT] = FIELD (rtx_pt),
   [PROP_RTX_MAX_SIZE_TIME] = FIELD (rtx_max_size_time),
   [PROP_RTX_MAX_SIZE_PACKETS] = FIELD (rtx_max_size_packets),
+  [PROP_MIN_FORCE_KEY_UNIT_INTERVAL] = FIELD (min_force_key_unit_interval),
   [PROP_SDP_FILE] = FIELD (sdp_file),[PROP_SRTP_KEY] = FIELD (srtp_key),
   [PROP_SRTP_CIPHER] = FIELD (srtp_cipher),
   [PROP_SRTP_AUTH] = FIELD (srtp_auth),
@@ -1687,6 +1718,8 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   sc.rtx_max_packets = self->rtx_max_size_packets;
   sc.rtx_max_age_ns = (guint64) self->rtx_max_size_time * GST_MSECOND;
   sc.keyframe = keyframe_request;
+  /* the library's 0 is its default: 1 ns lets every request through */
+  sc.keyframe_interval = MAX (self->min_force_key_unit_interval, 1);
   if (self->rtx_on && self->cur_rtx_pt == self->pt) {
     GST_OBJECT_UNLOCK (self);
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,

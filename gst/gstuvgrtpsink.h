@@ -71,6 +71,7 @@ struct _GstUvgRtpSink
   gint rtx_pt;                  /* -1: the one after pt */
   guint rtx_max_size_time;      /* ms */
   guint rtx_max_size_packets;
+  guint64 min_force_key_unit_interval;  /* ns */
   gchar *sdp_file;
   gchar *srtp_key;              /* hex master key || salt; NULL: no SRTP */
   GstUvgRtpSrtpCipher srtp_cipher;

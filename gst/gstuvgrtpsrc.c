@@ -728,7 +728,13 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * (datagrams that arrived while paused).
    *
    * RTCP (#GstUvgRtpSrc:rtcp): rtcp-received, rtcp-bad (compound packets
-   * that failed RFC 3550's checks, or SRTCP's), srtcp-auth-failures,
+   * that failed RFC 3550's checks, or SRTCP's), rtcp-foreign (plain
+   * compounds, in rtcp-received, from another host than the one the
+   * followed source's media comes from: nothing of them is taken, and our
+   * reports never go there), sr-rejected (sender reports of the followed
+   * source whose NTP/RTP mapping disagreed with the one in use by more
+   * than 20 ms: ignored), sr-remapped (taken after all: the next one
+   * agreed with it, the sender's clock was stepped), srtcp-auth-failures,
    * srtcp-replays and srtcp-errors (SRTCP that did not verify, came again,
    * or was refused otherwise; each also in rtcp-bad), rtcp-sent (our
    * receiver reports),
@@ -760,7 +766,9 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * (guint64, ns: from NACK to retransmission, smoothed), fast-retries
    * (packets asked for again at once: a gap in the retransmissions'
    * own sequence numbers showed their answer lost); pli-sent,
-   * fir-sent, keyframe-requests (force-key-unit events taken).
+   * fir-sent, keyframe-requests (force-key-unit events taken),
+   * nack-unanswered (sources NACKs stopped for: not one retransmission
+   * came 3 s after the first request).
    *
    * Sources: ssrc (guint, the source followed), have-source (gboolean),
    * source-changes (another SSRC took over), source-restarts (the source
@@ -1502,6 +1510,9 @@ build_stats (GstUvgRtpSrc * self)
   gst_structure_set (s,
       "rtcp-received", G_TYPE_UINT64, (guint64) st.rtcp,
       "rtcp-bad", G_TYPE_UINT64, (guint64) st.rtcp_bad,
+      "rtcp-foreign", G_TYPE_UINT64, (guint64) st.rtcp_foreign,
+      "sr-rejected", G_TYPE_UINT64, (guint64) st.sr_rejected,
+      "sr-remapped", G_TYPE_UINT64, (guint64) st.sr_remapped,
       "srtcp-auth-failures", G_TYPE_UINT64, (guint64) st.srtcp.auth_fail,
       "srtcp-replays", G_TYPE_UINT64, (guint64) st.srtcp.replay,
       "srtcp-errors", G_TYPE_UINT64, (guint64) st.srtcp.other,
@@ -1538,6 +1549,7 @@ build_stats (GstUvgRtpSrc * self)
       "pli-sent", G_TYPE_UINT64, (guint64) st.pli_sent,
       "fir-sent", G_TYPE_UINT64, (guint64) st.fir_sent,
       "keyframe-requests", G_TYPE_UINT64, (guint64) st.keyframe_requests,
+      "nack-unanswered", G_TYPE_UINT64, (guint64) st.nack_unanswered,
       NULL);
 #ifdef URTP_HAVE_SRTP
   gst_structure_set (s, "srtp-backend", G_TYPE_STRING, urtp_srtp_backend (),

@@ -81,11 +81,13 @@ bool urtp_nack_missing(const urtp_nack_t *t, uint16_t seq)
 }
 
 /* The answer had its chance: a round trip and four times its deviation,
- * at least half a round trip more. */
+ * at least half a round trip more, and at least URTP_NACK_MIN_RETRY (a
+ * round trip measured on loopback would ask every few microseconds). */
 static uint64_t retry_interval(const urtp_nack_t *t)
 {
   uint64_t spread = 4 * t->rttvar > t->rtt / 2 ? 4 * t->rttvar : t->rtt / 2;
-  return t->rtt + spread;
+  uint64_t retry = t->rtt + spread;
+  return retry > URTP_NACK_MIN_RETRY ? retry : URTP_NACK_MIN_RETRY;
 }
 
 static void arrived(urtp_nack_t *t, uint64_t seq, uint64_t now)

@@ -8,8 +8,8 @@
  * numbers opens an entry for each missing packet. An entry is first asked
  * for once reordering can no longer explain it (`reorder_delay` after the
  * gap was seen), then again each retry interval (the round trip and four
- * times its deviation, at least 1.5 round trips: the retransmission had
- * its chance; sooner when a gap in the retransmissions shows that it was
+ * times its deviation, at least 1.5 round trips and URTP_NACK_MIN_RETRY:
+ * the retransmission had its chance; sooner when a gap in the retransmissions shows that it was
  * lost, urtp_nack_rtx_gap), as long as an answer
  * can still arrive before the entry's deadline (the gap's time +
  * `deadline`: when its access unit must be out), at most `max_retries`
@@ -47,6 +47,7 @@
 #include <stdint.h>
 
 #define URTP_NACK_MAX 4096          /* entries: a large 4K picture lost whole */
+#define URTP_NACK_MIN_RETRY 5000000ull /* ns: the retry interval at least */
 
 typedef struct urtp_nack_config {
   uint64_t reorder_delay;           /* ns before the first request; 0: 5 ms */
