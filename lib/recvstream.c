@@ -616,6 +616,21 @@ static bool zrtp_filter(urtp_recvstream_t *r, const uint8_t *pkt, size_t len,
 
 /* ---- RTCP ---- */
 
+/* Whether a compound speaks for ssrc: its report, name or BYE. */
+static bool names_source(const urtp_rtcp_info_t *info, uint32_t ssrc)
+{
+  for (unsigned i = 0; i < info->nreports; i++)
+    if (info->reports[i].is_sr && info->reports[i].sr.ssrc == ssrc)
+      return true;
+  for (unsigned i = 0; i < info->ncnames; i++)
+    if (info->cnames[i].ssrc == ssrc)
+      return true;
+  for (unsigned i = 0; i < info->nbyes; i++)
+    if (info->byes[i] == ssrc)
+      return true;
+  return false;
+}
+
 /* An RTCP compound arrived at now from `from` (NULL: not known). The
  * current source's sender report is taken (the caller learns where our
  * reports go from it); one of an SSRC not followed (yet) is kept aside:
@@ -656,7 +671,7 @@ static void rtcp_in(urtp_recvstream_t *r, uint8_t *pkt, size_t len, uint64_t now
   /* a stranger's word on the followed source (its report, name or BYE) is
    * not taken: anyone can read the SSRC off the wire */
   bool trusted = rtcp_trusted(r, from);
-  if (have && !trusted)
+  if (have && !trusted && names_source(&info, cur))
     r->st.rtcp_foreign++;
   for (unsigned i = 0; i < info.nreports; i++) {
     const urtp_rtcp_report_t *rep = &info.reports[i];

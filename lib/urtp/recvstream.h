@@ -240,7 +240,8 @@ typedef struct urtp_recvstream_stats {
   uint64_t rtcp_bad;
   uint64_t rtcp_sr;         /* sender reports of the current source */
   uint64_t rtcp_foreign;    /* compounds (in rtcp) from another host than the
-                             * followed source's: nothing of them taken */
+                             * followed source's that name it (its report,
+                             * CNAME or BYE): nothing of them taken */
   uint64_t sr_rejected;     /* its sender reports ignored: their mapping
                              * disagreed with the one in use */
   uint64_t sr_remapped;     /* ... and taken after all: the next agreed */
