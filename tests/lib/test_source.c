@@ -426,6 +426,37 @@ static void test_bye_stragglers(void)
   urtp_source_destroy(&s);
 }
 
+/* A source that sends on after its BYE, later than bye_grace (a quarter of
+ * the timeout: 1250 ms here), has not left: a candidate that validates
+ * afterwards waits for it to go quiet, as before the BYE. New packets
+ * within the grace are stragglers and change nothing. */
+static void test_bye_revoked(void)
+{
+  urtp_source_t s;
+  REQUIRE(start(&s, -1, 5000, 0));
+  static const step_t st[] = {
+    { PKT, A, 1, 0 }, { PKT, A, 2, 0 },
+    { BYE, A, 0, 10 },
+    { PKT, A, 3, 500 },                           /* a straggler: still left */
+    { PKT, A, 4, 2000 },                          /* sending on: not left */
+    { PKT, B, 1, 2100 }, { PKT, B, 2, 2100 },     /* validates, waits */
+    { PKT, A, 5, 2200 },
+    { END },
+  };
+  run(&s, st);
+  static const delivered_t want[] = {
+    { A, 1 }, { A, 2 }, { A, 3 }, { A, 4 }, { A, 5 }, { 0 },
+  };
+  CHECK(delivered_are(want));
+  CHECK_EQ(rec.nev, 1);
+  CHECK_EQ(s.stats.byes, 1);
+  CHECK_EQ(s.stats.byes_revoked, 1);
+  CHECK(!s.left);
+  CHECK_EQ(s.stats.changes, 0);
+  CHECK_EQ(s.stats.pending, 2);
+  urtp_source_destroy(&s);
+}
+
 /* Random traffic of a few SSRCs with random numbers and times, the
  * leading sender changing now and then: every packet is accounted for
  * exactly once, and sources change. */
@@ -469,6 +500,7 @@ int main(void)
   TAP_RUN(test_pinned);
   TAP_RUN(test_bye);
   TAP_RUN(test_bye_stragglers);
+  TAP_RUN(test_bye_revoked);
   TAP_RUN(test_accounting);
   return tap_done();
 }
