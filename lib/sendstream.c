@@ -1362,8 +1362,8 @@ static bool keyframe_due(urtp_sendstream_t *ss, uint64_t now)
   return true;
 }
 
-/* The feedback packets of a verified compound: NACKs answered, key frame
- * requests passed on. Any thread taking RTCP. */
+/* Whether ssrc has reported on this stream (its entry in the receivers'
+ * table). Takes stats_lock (never held while rtx_lock is taken). */
 static bool known_receiver(urtp_sendstream_t *ss, uint32_t ssrc)
 {
   pthread_mutex_lock(&ss->stats_lock);
@@ -1374,6 +1374,8 @@ static bool known_receiver(urtp_sendstream_t *ss, uint32_t ssrc)
   return known;
 }
 
+/* The feedback packets of a verified compound: NACKs answered, key frame
+ * requests passed on. Any thread taking RTCP. */
 static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
 {
   urtp_rtcp_iter_t it;
