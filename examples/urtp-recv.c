@@ -179,7 +179,7 @@ int main(int argc, char **argv)
     if (rtcp_on)
       urtp_recvstream_rtcp_service(stream, &rtcp, t, t);
 
-    urtp_frame_t f;
+    urtp_recvstream_frame_t f;
     while (urtp_recvstream_pop(stream, &f)) {
       size_t plen;
       const uint8_t *params = urtp_recvstream_params(stream, &plen);

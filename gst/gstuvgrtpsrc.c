@@ -2183,7 +2183,7 @@ clock_now (GstUvgRtpSrc * self, GstClockTime * base_time)
 
 /* Wraps the access unit into a buffer, without copying it. */
 static GstBuffer *
-make_buffer (GstUvgRtpSrc * self, const urtp_frame_t * f)
+make_buffer (GstUvgRtpSrc * self, const urtp_recvstream_frame_t * f)
 {
   gboolean opus = self->session.codec == URTP_CODEC_OPUS;
   GstClockTime base;
@@ -2310,7 +2310,7 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
   GstClockTime now, base;
   guint64 timeout_ns, deadline;
   gint64 wait_ns;
-  urtp_frame_t f;
+  urtp_recvstream_frame_t f;
   gint n;
 
   if (self->last_packet_us == 0)

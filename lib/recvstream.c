@@ -1236,7 +1236,7 @@ static void drop_repeated_param_sets(urtp_codec_t codec, urtp_au_t *au)
 /* Lip sync: the frame's offset from its sender's NTP time (once a sender
  * report and the CNAME are in) goes to the group when it moved; the
  * group's delay for us goes onto the frame. */
-static void sync_frame(urtp_recvstream_t *r, urtp_frame_t *f)
+static void sync_frame(urtp_recvstream_t *r, urtp_recvstream_frame_t *f)
 {
   if (r->st.rtcp_sr == 0 || r->st.cname[0] == '\0')
     return;
@@ -1278,7 +1278,7 @@ void urtp_recvstream_set_sync_domain(urtp_recvstream_t *r, uint64_t domain)
   r->sync_valid = false;
 }
 
-bool urtp_recvstream_pop(urtp_recvstream_t *r, urtp_frame_t *f)
+bool urtp_recvstream_pop(urtp_recvstream_t *r, urtp_recvstream_frame_t *f)
 {
   urtp_au_t au;
   while (urtp_depay_pop(r->depay, &au)) {

@@ -1,103 +1,336 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-#include "urtp/sender.h"
-
+/*
+ * sender.c - urtp_sender_t (urtp.h): a sending stream that owns its I/O.
+ *
+ * The wiring every user of sendstream.h would otherwise repeat: the RTP
+ * socket, RTCP beside it (port + 1, or on it with rtcp_mux) on the
+ * stream's RTCP thread, random SSRC, sequence and timestamp, the static
+ * SRTP key, and the clock RTCP's sender reports need.
+ */
 #include <errno.h>
-#include <pthread.h>
-#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-struct urtp_sender {
-  pthread_t thread;
-  pthread_mutex_t lock;
-  pthread_cond_t cond;        /* job handed over, job done, or quit */
-  urtp_sock_t *sock;
-  urtp_sender_done_fn done;
-  void *user;
-  const urtp_batch_t *job;    /* in flight; NULL when idle */
-  bool quit;
+#include <openssl/rand.h>
+
+#include "urtp/urtp.h"
+
+#include "urtp/au.h"
+#include "urtp/net.h"
+#include "urtp/rtcp.h"
+#include "urtp/rtcpio.h"
+#include "urtp/scl.h"
+#include "urtp/sendstream.h"
+#include "urtp/srtp.h"
+#include "stream_util.h"
+
+struct hold {
+  struct hold *next;
+  size_t cap;
+  uint8_t data[];
 };
 
-static void *sender_main(void *arg)
+struct urtp_sender {
+  urtp_sock_t sock;
+  urtp_sendstream_t *ss;
+  urtp_rtcpio_t rtcp;
+  bool rtcp_on;
+  urtp_codec_t codec;
+  uint32_t rate;                /* the codec's RTP clock */
+  uint32_t ts_start;
+  /* RTCP's clock: the pts of the first push, and when it came, on the
+   * monotonic clock; sender reports assume pts runs in real time */
+  bool started;
+  uint64_t pts0, mono0;
+  uint32_t ssrc;
+  char *host;
+  uint16_t port;
+  /* with rtx or the send thread the stream keeps pointers into what was
+   * pushed after push returns: copies, in buffers reused as the stream
+   * releases them (no allocation once they are as large as the largest
+   * access unit) */
+  bool copy;
+  struct hold *pool;
+  void (*keyframe)(void *user);
+  void *user;
+};
+
+void urtp_send_config_init(urtp_send_config_t *cfg, urtp_codec_t codec)
 {
-  urtp_sender_t *t = arg;
-  pthread_mutex_lock(&t->lock);
-  for (;;) {
-    while (!t->job && !t->quit)
-      pthread_cond_wait(&t->cond, &t->lock);
-    if (!t->job)
-      break; /* quit, and nothing left to send */
-    const urtp_batch_t *b = t->job;
-    pthread_mutex_unlock(&t->lock);
-
-    uint64_t e0 = t->sock->tx_errors;
-    int r = urtp_sock_send(t->sock, b);
-    if (t->done)
-      t->done(t->user, b, r, t->sock->tx_errors - e0);
-
-    pthread_mutex_lock(&t->lock);
-    t->job = NULL;
-    pthread_cond_broadcast(&t->cond);
-  }
-  pthread_mutex_unlock(&t->lock);
-  return NULL;
+  memset(cfg, 0, sizeof *cfg);
+  cfg->codec = codec;
+  cfg->pt = 96;
+  cfg->mtu = 1400;
+  cfg->channels = 2;
+  cfg->ssrc = -1;
+  cfg->seq_start = -1;
+  cfg->ts_start = -1;
+  cfg->rtcp = true;
+  cfg->rtx_pt = 97;
+  cfg->config_interval = -1;
 }
 
-int urtp_sender_start(urtp_sender_t **out, urtp_sock_t *s, urtp_sender_done_fn done, void *user)
+static uint32_t rtp_ts_at(const urtp_sender_t *s, uint64_t pts_ns)
 {
-  *out = NULL;
-  urtp_sender_t *t = calloc(1, sizeof(*t));
-  if (!t)
-    return -ENOMEM;
-  t->sock = s;
-  t->done = done;
-  t->user = user;
-  pthread_mutex_init(&t->lock, NULL);
-  pthread_cond_init(&t->cond, NULL);
-  int r = pthread_create(&t->thread, NULL, sender_main, t);
-  if (r != 0) {
-    pthread_cond_destroy(&t->cond);
-    pthread_mutex_destroy(&t->lock);
-    free(t);
-    return -r;
+  /* 128-bit free: pts below 2^64 ns times 90 kHz overflows, so split */
+  uint64_t sec = pts_ns / 1000000000u, rem = pts_ns % 1000000000u;
+  return s->ts_start + (uint32_t)(sec * s->rate) +
+         (uint32_t)((rem * s->rate + 500000000u) / 1000000000u);
+}
+
+static bool rtcp_clock(void *user, uint64_t *ntp, uint32_t *rtp_ts)
+{
+  urtp_sender_t *s = user;
+  if (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE))
+    return false;
+  uint64_t mono = urtp_stream_mono_ns();
+  *ntp = urtp_ntp_now();
+  *rtp_ts = rtp_ts_at(s, s->pts0 + (mono - s->mono0));
+  return true;
+}
+
+/* The stream is done with a copy (streaming thread): back to the pool. */
+static void release_hold(void *user, void *hold)
+{
+  urtp_sender_t *s = user;
+  struct hold *h = hold;
+  if (h) {
+    h->next = s->pool;
+    s->pool = h;
   }
-  *out = t;
+}
+
+static struct hold *take_hold(urtp_sender_t *s, size_t len)
+{
+  struct hold *h = s->pool;
+  if (h)
+    s->pool = h->next;
+  if (!h || h->cap < len) {
+    struct hold *g = realloc(h, sizeof *h + len);
+    if (!g) {
+      free(h);
+      return NULL;
+    }
+    h = g;
+    h->cap = len;
+  }
+  return h;
+}
+
+static void keyframe_cb(void *user, bool fir)
+{
+  (void)fir;
+  urtp_sender_t *s = user;
+  if (s->keyframe)
+    s->keyframe(s->user);
+}
+
+static int check_config(const urtp_send_config_t *c)
+{
+  if (!c->host || !*c->host || c->port == 0 || c->pt < 0 || c->pt > 127 ||
+      c->ssrc < -1 || c->ssrc > (int64_t)UINT32_MAX || c->seq_start < -1 ||
+      c->seq_start > 65535 || c->ts_start < -1 || c->ts_start > (int64_t)UINT32_MAX ||
+      (unsigned)c->codec > URTP_CODEC_OPUS || (c->rtx && (c->rtx_pt < 0 || c->rtx_pt > 127 ||
+                                                      c->rtx_pt == c->pt)) ||
+      (c->rtcp_mux && !c->rtcp) || (c->codec == URTP_CODEC_OPUS && (c->channels < 1 ||
+                                                                 c->channels > 2)))
+    return -EINVAL;
   return 0;
 }
 
-static void wait_idle_locked(urtp_sender_t *t)
+int urtp_sender_open(urtp_sender_t **out, const urtp_send_config_t *cfg)
 {
-  while (t->job)
-    pthread_cond_wait(&t->cond, &t->lock);
+  *out = NULL;
+  int r = check_config(cfg);
+  if (r < 0)
+    return r;
+  urtp_sender_t *s = calloc(1, sizeof *s);
+  if (!s || !(s->host = strdup(cfg->host))) {
+    free(s);
+    return -ENOMEM;
+  }
+  s->sock.fd = -1;
+  s->codec = cfg->codec;
+  s->rate = urtp_codec_clock_rate(cfg->codec);
+  s->port = cfg->port;
+  s->keyframe = cfg->keyframe;
+  s->user = cfg->user;
+
+  uint32_t rnd[3] = { 0 };
+  if (RAND_bytes((unsigned char *)rnd, sizeof rnd) != 1) {
+    r = -EIO;
+    goto fail;
+  }
+  s->ts_start = cfg->ts_start >= 0 ? (uint32_t)cfg->ts_start : rnd[1];
+
+  urtp_sock_config_t sc = {
+    .bind_addr = cfg->bind_addr,
+    .bind_port = cfg->bind_port,
+    .remote_addr = cfg->host,
+    .remote_port = cfg->port,
+    .dscp = -1,
+    .sndbuf = 4 << 20,
+    /* RTCP and ZRTP read a muxed socket datagram by datagram */
+    .rx_mode = cfg->rtcp_mux ? URTP_IO_MMSG : URTP_IO_AUTO,
+  };
+  if ((r = urtp_sock_open(&s->sock, &sc)) < 0)
+    goto fail;
+
+  urtp_sendstream_format_t fmt = {
+    .codec = cfg->codec,
+    .pt = (uint8_t)cfg->pt,
+    .mtu = cfg->mtu,
+    .aggregate = cfg->aggregate,
+    .pad_fragments = true,
+    .channels = cfg->codec == URTP_CODEC_OPUS ? cfg->channels : 0,
+  };
+  urtp_sendstream_config_t ssc = {
+    .ssrc = cfg->ssrc >= 0 ? (uint32_t)cfg->ssrc : rnd[0],
+    .seq_start = (uint16_t)(cfg->seq_start >= 0 ? (uint32_t)cfg->seq_start : rnd[2]),
+    .config_interval = cfg->config_interval,
+    .send_thread = cfg->send_thread,
+    .format = &fmt,
+    .cname = cfg->cname,
+    .rtx = cfg->rtx,
+    .rtx_pt = (uint8_t)cfg->rtx_pt,
+    .keyframe = keyframe_cb,
+    .release = release_hold,
+    .user = s,
+  };
+  s->ssrc = ssc.ssrc;
+  s->copy = cfg->rtx || cfg->send_thread;
+  urtp_srtp_config_t srtp;
+  uint8_t key[URTP_SRTP_MAX_KEY_LEN];
+  if (cfg->srtp_key) {
+    if ((r = urtp_stream_srtp_config(cfg->srtp_key, cfg->srtp_profile, &srtp, key)) < 0)
+      goto fail;
+    ssc.srtp = &srtp;
+  }
+  r = urtp_sendstream_new(&s->ss, &s->sock, &ssc);
+  memset(key, 0, sizeof key);
+  if (r < 0)
+    goto fail;
+  if (cfg->pacing_bps)
+    urtp_sendstream_set_pacing(s->ss, cfg->pacing_bps, 0, 0);
+
+  if (cfg->rtcp) {
+    urtp_rtcpio_config_t rc = {
+      .bind_addr = cfg->bind_addr,
+      .remote_addr = cfg->host,
+      .remote_port = cfg->rtcp_mux ? cfg->port : urtp_stream_rtcp_port(cfg->port, cfg->rtcp_port),
+      .we_send = true,
+      .early_first = true,  /* receivers learn from it where feedback goes */
+      .mux = cfg->rtcp_mux ? &s->sock : NULL,
+    };
+    if ((r = urtp_rtcpio_open(&s->rtcp, &rc, urtp_stream_mono_ns())) < 0)
+      goto fail;
+    /* RTCP draws on the media's pacing budget, not beside it */
+    s->rtcp.sock.pacer = urtp_sendstream_pacer(s->ss);
+    if ((r = urtp_sendstream_rtcp_start(s->ss, &s->rtcp, rtcp_clock, NULL, s)) < 0) {
+      urtp_rtcpio_close(&s->rtcp);
+      goto fail;
+    }
+    s->rtcp_on = true;
+  }
+  *out = s;
+  return 0;
+
+fail:
+  urtp_sendstream_free(s->ss);
+  if (s->sock.fd >= 0)
+    urtp_sock_close(&s->sock);
+  free(s->host);
+  free(s);
+  return r;
 }
 
-void urtp_sender_submit(urtp_sender_t *t, const urtp_batch_t *b)
+int urtp_sender_push(urtp_sender_t *s, const uint8_t *data, size_t len, uint64_t pts_ns)
 {
-  pthread_mutex_lock(&t->lock);
-  wait_idle_locked(t);
-  t->job = b;
-  /* one condition for both directions: only the thread can be waiting now */
-  pthread_cond_broadcast(&t->cond);
-  pthread_mutex_unlock(&t->lock);
+  if (!s->started) {
+    s->pts0 = pts_ns;
+    s->mono0 = urtp_stream_mono_ns();
+    __atomic_store_n(&s->started, true, __ATOMIC_RELEASE);
+  }
+  /* the bytes are the caller's only during the call: inline sends are
+   * done when flush returns; the send thread and rtx's history get a copy */
+  struct hold *h = NULL;
+  if (s->copy) {
+    if (!(h = take_hold(s, len)))
+      return -ENOMEM;
+    memcpy(h->data, data, len);
+    data = h->data;
+  }
+  int r = urtp_sendstream_push(s->ss, data, len, rtp_ts_at(s, pts_ns), (int64_t)pts_ns, 0, h);
+  if (r >= 0)
+    r = urtp_sendstream_flush(s->ss);
+  return r < 0 ? r : 0;
 }
 
-void urtp_sender_wait(urtp_sender_t *t)
+int urtp_sender_sdp(urtp_sender_t *s, char *out, size_t cap)
 {
-  pthread_mutex_lock(&t->lock);
-  wait_idle_locked(t);
-  pthread_mutex_unlock(&t->lock);
+  urtp_sdp_desc_t d = { .addr = s->host, .port = s->port, .ttl = 16, .session_name = "urtp" };
+  int n = urtp_sendstream_sdp(s->ss, &d, out, cap);
+  return n >= 0 && (size_t)n >= cap ? -ENOSPC : n;
 }
 
-void urtp_sender_stop(urtp_sender_t *t)
+void urtp_sender_stats(urtp_sender_t *s, urtp_sender_stats_t *out)
 {
-  if (!t)
-    return;
-  pthread_mutex_lock(&t->lock);
-  wait_idle_locked(t);
-  t->quit = true;
-  pthread_cond_broadcast(&t->cond);
-  pthread_mutex_unlock(&t->lock);
-  pthread_join(t->thread, NULL);
-  pthread_cond_destroy(&t->cond);
-  pthread_mutex_destroy(&t->lock);
-  free(t);
+  urtp_sendstream_stats_t st;
+  urtp_sendstream_get_stats(s->ss, &st);
+  memset(out, 0, sizeof *out);
+  out->ssrc = s->ssrc;
+  out->access_units = st.access_units;
+  out->packets = st.packets;
+  out->bytes = st.bytes;
+  out->send_errors = st.send_errors;
+  out->bitrate = st.bitrate;
+  out->rtcp_sent = st.rtcp_sent;
+  out->receivers = st.nreceivers;
+  out->rtt_ns = st.rr_blocks ? st.rtt_ns : -1;
+  out->lost = st.rr.lost;
+  out->jitter = st.rr.jitter;
+  out->fraction_lost = st.rr.fraction;
+  out->nacks = st.nacks_received;
+  out->retransmitted = st.rtx_packets;
+  out->keyframe_requests = st.keyframe_requests;
+}
+
+int urtp_sender_close(urtp_sender_t *s)
+{
+  if (!s)
+    return 0;
+  int r = urtp_sendstream_drain(s->ss);
+  if (s->rtcp_on) {
+    urtp_sendstream_rtcp_stop(s->ss, true); /* a last report with BYE */
+    urtp_rtcpio_close(&s->rtcp);
+  }
+  urtp_sendstream_free(s->ss);  /* releases every hold into the pool */
+  urtp_sock_close(&s->sock);
+  while (s->pool) {
+    struct hold *h = s->pool;
+    s->pool = h->next;
+    free(h);
+  }
+  free(s->host);
+  free(s);
+  return r < 0 ? r : 0;
+}
+
+size_t urtp_au_length(urtp_codec_t codec, const uint8_t *data, size_t len)
+{
+  urtp_au_split_t split;
+  if (urtp_au_split_init(&split, codec) < 0)
+    return len;
+  urtp_scl_iter_t it;
+  urtp_scl_iter_init(&it, data, len);
+  urtp_nal_t nal;
+  bool first = true;
+  while (urtp_scl_next(&it, &nal)) {
+    /* the first NAL unit always belongs to this access unit */
+    if (urtp_au_split_next(&split, nal.data, nal.len) && !first)
+      return urtp_stream_start_code_at(data, nal.data);
+    first = false;
+  }
+  return len;
 }

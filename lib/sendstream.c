@@ -19,7 +19,7 @@
 #include "urtp/rtx.h"
 #include "urtp/pay.h"
 #include "urtp/scl.h"
-#include "urtp/sender.h"
+#include "urtp/sendthread.h"
 
 #define DEFAULT_FAIL_TIMEOUT_NS (2 * 1000000000LL)
 #define NS_PER_S 1000000000LL
@@ -107,7 +107,7 @@ struct urtp_sendstream {
 
   /* Two sets alternate with the send thread: [cur] is being built,
    * [cur ^ 1] may be in flight until the next flush or drain. */
-  urtp_sender_t *sender;
+  urtp_sendthread_t *sender;
   unsigned cur;
   urtp_batch_t batch[2], sbatch[2];
   urtp_holds_t holds[2];
@@ -344,7 +344,7 @@ static void set_done(urtp_sendstream_t *ss, unsigned set)
 /* Waits for the batch in flight. Sent: its input is released. Interrupted:
  * it becomes the tail and -EINTR is returned. A lasting failure of the
  * thread is returned every time. */
-/* After urtp_sender_wait(): a send the thread had interrupted becomes the
+/* After urtp_sendthread_wait(): a send the thread had interrupted becomes the
  * tail to resume. Returns whether there was one. */
 static bool take_interrupted(urtp_sendstream_t *ss)
 {
@@ -361,7 +361,7 @@ static int wait_in_flight(urtp_sendstream_t *ss)
 {
   if (!ss->sender)
     return 0;
-  urtp_sender_wait(ss->sender);
+  urtp_sendthread_wait(ss->sender);
   if (take_interrupted(ss))
     return -EINTR;
   if (!ss->tail || ss->tail_set != (ss->cur ^ 1))
@@ -403,7 +403,7 @@ int urtp_sendstream_drain(urtp_sendstream_t *ss)
 void urtp_sendstream_drop(urtp_sendstream_t *ss)
 {
   if (ss->sender) {
-    urtp_sender_wait(ss->sender);
+    urtp_sendthread_wait(ss->sender);
     take_interrupted(ss);
   }
   uint64_t dropped = ss->batch[ss->cur].npkts + ss->sbatch[ss->cur].npkts;
@@ -595,7 +595,7 @@ int urtp_sendstream_flush(urtp_sendstream_t *ss)
 
   if (ss->sender) {
     /* nothing is in flight (waited above): this returns at once */
-    urtp_sender_submit(ss->sender, out);
+    urtp_sendthread_submit(ss->sender, out);
     ss->cur ^= 1;
     urtp_batch_clear(&ss->batch[ss->cur]);
     urtp_batch_clear(&ss->sbatch[ss->cur]);
@@ -761,7 +761,7 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
 #endif
   if (cfg->format && (r = urtp_sendstream_set_format(ss, cfg->format)) < 0)
     goto fail;
-  if (cfg->send_thread && (r = urtp_sender_start(&ss->sender, sock, sender_done, ss)) < 0)
+  if (cfg->send_thread && (r = urtp_sendthread_start(&ss->sender, sock, sender_done, ss)) < 0)
     goto fail;
   *out = ss;
   return 0;
@@ -777,7 +777,7 @@ void urtp_sendstream_free(urtp_sendstream_t *ss)
     return;
   urtp_sendstream_rtcp_stop(ss, false);
   urtp_sendstream_drop(ss);
-  urtp_sender_stop(ss->sender);
+  urtp_sendthread_stop(ss->sender);
   ss->sender = NULL;
   /* the sent packets' holds go back, on this thread */
   if (ss->have_hist)

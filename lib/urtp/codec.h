@@ -18,12 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum urtp_codec {
-  URTP_CODEC_H264,
-  URTP_CODEC_H265,
-  URTP_CODEC_H266,
-  URTP_CODEC_OPUS,
-} urtp_codec_t;
+/* urtp_codec_t, urtp_codec_name() and urtp_codec_from_name() are public */
+#include "urtp/urtp.h"
 
 /* A NAL unit (or an Opus packet): bytes without start code. */
 typedef struct urtp_nal {
@@ -84,9 +80,5 @@ unsigned urtp_opus_packet_samples(const uint8_t *data, size_t len);
 
 /* RTP clock rate: 90000, or 48000 for Opus. */
 uint32_t urtp_codec_clock_rate(urtp_codec_t codec);
-/* SDP encoding name: "H264", "H265", "H266", "OPUS". */
-const char *urtp_codec_name(urtp_codec_t codec);
-/* Parses an encoding name, case-insensitive. Returns 0 or -EINVAL. */
-int urtp_codec_from_name(const char *name, urtp_codec_t *out);
 
 #endif

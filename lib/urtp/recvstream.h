@@ -183,12 +183,12 @@ enum {
   URTP_FRAME_PARAMS = 1 << 9,    /* put urtp_recvstream_params() before it */
 };
 
-typedef struct urtp_frame {
+typedef struct urtp_recvstream_frame {
   urtp_au_t au;             /* data: release with urtp_depay_release() */
   uint64_t pts;             /* on the caller's clock */
   uint32_t ssrc;
   uint32_t flags;           /* URTP_AU_* and URTP_FRAME_* */
-} urtp_frame_t;
+} urtp_recvstream_frame_t;
 
 typedef enum urtp_recvstream_event_kind {
   URTP_RECVSTREAM_EV_SOURCE,  /* source.h event: first source, change, restart */
@@ -310,7 +310,7 @@ void urtp_recvstream_expire(urtp_recvstream_t *r, uint64_t now);
 uint64_t urtp_recvstream_deadline(const urtp_recvstream_t *r);
 
 /* Takes the next access unit. */
-bool urtp_recvstream_pop(urtp_recvstream_t *r, urtp_frame_t *f);
+bool urtp_recvstream_pop(urtp_recvstream_t *r, urtp_recvstream_frame_t *f);
 
 /* Takes the next event (at most 16 are kept; older ones are dropped). */
 bool urtp_recvstream_next_event(urtp_recvstream_t *r, urtp_recvstream_event_t *ev);

@@ -52,7 +52,7 @@
  *    picture that does not carry them itself (after its leading access
  *    unit delimiter), never twice in one access unit.
  *  - One flush, one batch: SRTP protection (srtp.h) into a second batch,
- *    then one urtp_sock_send, inline or on the send thread (sender.h); the
+ *    then one urtp_sock_send, inline or on the send thread (sendthread.h); the
  *    system calls per access unit are those of the socket layer alone.
  *  - Keys: a static SRTP key, or keys agreed elsewhere (ZRTP) through
  *    key_sync before each batch. Without keys a batch is held back and
@@ -144,7 +144,7 @@ typedef struct urtp_sendstream_config {
   int config_interval;          /* 0: never; -1: before every IRAP/IDR
                                  * picture lacking the sets; N: at the
                                  * first one N seconds after they last went */
-  bool send_thread;             /* send on a thread of its own (sender.h) */
+  bool send_thread;             /* send on a thread of its own (sendthread.h) */
   const urtp_srtp_config_t *srtp; /* static keys: profile, key, key_len are
                                  * read (copied); direction and SSRC are
                                  * the stream's. NULL: none */

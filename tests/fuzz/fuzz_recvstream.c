@@ -86,7 +86,7 @@ static void check_accounts(urtp_recvstream_t *r, uint64_t direct)
 
 static void drain(urtp_recvstream_t *r, urtp_codec_t codec, size_t max_au)
 {
-  urtp_frame_t f;
+  urtp_recvstream_frame_t f;
   while (urtp_recvstream_pop(r, &f)) {
     ASSERT(f.au.len > 0 && f.au.len <= max_au);
     if (codec != URTP_CODEC_OPUS) {

@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # `meson install` into a staging directory (--destdir), then use what was
 # installed as a user would:
-#  - liburtp: headers in include/urtp/, urtp.pc, liburtp.so exporting the
-#    urtp_ API only; examples/urtp-recv.c and a small program built against
-#    the staged urtp.pc with pkg-config alone, and run;
+#  - liburtp: urtp.h and config.h in include/urtp/ (no internal header),
+#    urtp.pc, liburtp.so exporting exactly the functions urtp.h declares;
+#    a small program and the two minimal examples built against the staged
+#    urtp.pc with pkg-config alone, each example within 40 lines of code,
+#    and run (tests/install/minimal-interop.sh: against each other and
+#    GStreamer's stock payloader and depayloader, every picture decoded);
 #  - the plugin: installed into GStreamer's own plugin directory (pkg-config
 #    pluginsdir) for a system-wide prefix, and found there by gst-inspect-1.0
 #    with GST_PLUGIN_SYSTEM_PATH pointed at the staged copy of it.
@@ -44,15 +47,20 @@ export PKG_CONFIG_SYSROOT_DIR=$dest
 cflags=$(pkg-config --cflags urtp) || fail "pkg-config --cflags urtp failed"
 libs=$(pkg-config --libs urtp) || fail "pkg-config --libs urtp failed"
 echo "# pkg-config urtp: $cflags $libs"
-for h in rtp.h net.h recvstream.h config.h; do
-  [ -f "$dest$(pkg-config --variable=includedir urtp | sed "s|^$dest||")/urtp/$h" ] ||
-    fail "include/urtp/$h not installed"
-done
+incdir=$dest$(pkg-config --variable=includedir urtp | sed "s|^$dest||")/urtp
+installed_headers=$(cd "$incdir" && ls | sort | tr '\n' ' ')
+[ "$installed_headers" = "config.h urtp.h " ] ||
+  fail "include/urtp/ holds $installed_headers, not just config.h and urtp.h"
 
-# Only the urtp_ API is exported (no libsrtp2, even when linked in).
+# liburtp.so exports exactly what urtp.h declares (URTP_API), nothing of the
+# internal modules and no libsrtp2, even when linked in.
 so=$(ls "$dest$(dirname "$lib")"/liburtp.so.0* | head -n1)
-others=$(nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVW]$/ && $3 !~ /^urtp_/ {print $3}')
-[ -z "$others" ] || fail "liburtp.so exports more than urtp_*: $(echo $others | head -c 300)"
+exported=$(nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVW]$/ {sub(/@.*/, "", $3); print $3}' |
+  sort -u)
+declared=$(grep -ho 'URTP_API [^(]*(' "$incdir/urtp.h" | grep -o 'urtp_[a-z0-9_]*' | sort -u)
+[ "$exported" = "$declared" ] || fail "liburtp.so exports other functions than urtp.h declares:
+$(diff <(echo "$declared") <(echo "$exported") | grep '^[<>]' | head -20)"
+echo "# liburtp.so exports the $(echo "$declared" | wc -l) functions urtp.h declares"
 
 cc=${CC:-cc}
 libdir=$dest$(dirname "$lib")
@@ -60,23 +68,31 @@ libdir=$dest$(dirname "$lib")
 cat >"$stage/hello.c" <<'C'
 #include <stdio.h>
 #include <string.h>
-#include <urtp/config.h>
-#include <urtp/rtp.h>
-#ifdef URTP_HAVE_SRTP
-#include <urtp/srtp.h>
-#endif
+#include <errno.h>
+#include <urtp/urtp.h>
 int main(void)
 {
-  uint8_t h[12];
-  urtp_rtp_write_fixed(h, 96, true, 7, 90000, 0x1234);
-  urtp_rtp_pkt_t pkt;
-  if (urtp_rtp_parse(h, sizeof h, &pkt) != 0 || pkt.hdr.seq != 7 || !pkt.hdr.marker)
+  /* two access units of H.265: AUD + slice each */
+  static const uint8_t two[] = { 0, 0, 0, 1, 0x46, 0x01, 0x10, 0, 0, 1, 0x26, 0x01, 0xaf,
+                                 0, 0, 0, 1, 0x46, 0x01, 0x10, 0, 0, 1, 0x02, 0x01, 0xd0 };
+  urtp_codec_t c;
+  if (urtp_codec_from_name("h265", &c) != 0 || c != URTP_CODEC_H265 ||
+      urtp_au_length(c, two, sizeof two) != 13)
+    return 1;
+  urtp_send_config_t cfg;
+  urtp_send_config_init(&cfg, c);
+  urtp_sender_t *s;
+  /* no host: refused, nothing opened */
+  if (urtp_sender_open(&s, &cfg) != -EINVAL)
     return 1;
 #ifdef URTP_HAVE_SRTP
-  printf("srtp: %s, AES_CM_128_HMAC_SHA1_80 %s\n", urtp_srtp_backend(),
-         urtp_srtp_profile_available(URTP_SRTP_AES_CM_128_HMAC_SHA1_80) == 0 ? "ok" : "missing");
-  if (urtp_srtp_profile_available(URTP_SRTP_AES_CM_128_HMAC_SHA1_80) != 0)
+  cfg.host = "127.0.0.1";
+  cfg.port = 9;
+  cfg.srtp_key = "00112233445566778899aabbccddeeff00112233445566778899aabbccdd";
+  if (urtp_sender_open(&s, &cfg) != 0)
     return 1;
+  urtp_sender_close(s);
+  printf("srtp: a sender with AES_CM_128_HMAC_SHA1_80 opened\n");
 #else
   printf("srtp: not in this build\n");
 #endif
@@ -87,14 +103,18 @@ C
 "$cc" -std=c11 $cflags "$stage/hello.c" -o "$stage/hello" $libs || fail "hello.c did not build against urtp.pc"
 LD_LIBRARY_PATH=$libdir "$stage/hello" | sed 's/^/# /' || fail "hello did not run"
 
-# the lib-only examples, as a user would build them from the installed headers
-for ex in urtp-send urtp-recv; do
+# the minimal examples, as a user would build them from the installed
+# header: at most 40 lines of code each (comments and blank lines aside)
+for ex in urtp-minimal-send urtp-minimal-recv; do
+  loc=$(grep -v '^[[:space:]]*$' "$src/examples/$ex.c" | grep -cv '^[[:space:]]*\(/\*\|\*\|//\)')
+  [ "$loc" -le 40 ] || fail "examples/$ex.c has $loc lines of code, more than 40"
   # shellcheck disable=SC2086
-  "$cc" -std=c11 -D_GNU_SOURCE $cflags "$src/examples/$ex.c" -o "$stage/$ex" $libs ||
+  "$cc" -std=c11 -Wall -Werror $cflags "$src/examples/$ex.c" -o "$stage/$ex" $libs ||
     fail "examples/$ex.c did not build against urtp.pc"
-  LD_LIBRARY_PATH=$libdir "$stage/$ex" --help >/dev/null || fail "$ex --help failed"
-  echo "# examples/$ex.c built against the installed urtp.pc and ran"
+  echo "# examples/$ex.c ($loc lines of code) built against the installed urtp.pc"
 done
+LD_LIBRARY_PATH=$libdir bash "$src/tests/install/minimal-interop.sh" "$stage" ||
+  fail "the minimal examples did not interoperate"
 
 if [ "$plugin" = yes ]; then
   so=$(where libgstuvgrtp.so)

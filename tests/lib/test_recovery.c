@@ -108,7 +108,7 @@ typedef struct receiver {
 
 static void take_frames(receiver_t *rc)
 {
-  urtp_frame_t f;
+  urtp_recvstream_frame_t f;
   while (urtp_recvstream_pop(rc->rs, &f)) {
     int i = (int)(f.au.rtp_ts / 3000);
     if (i >= 0 && i < NAU && f.au.len == aus[i].len &&

@@ -133,7 +133,7 @@ static size_t nframes;
 
 static void drain(urtp_recvstream_t *r)
 {
-  urtp_frame_t f;
+  urtp_recvstream_frame_t f;
   while (urtp_recvstream_pop(r, &f)) {
     if (nframes < MAX_FRAMES) {
       frame_t *o = &frames[nframes++];

@@ -150,7 +150,7 @@ static void rx_take(rx_side_t *x, int n, uint64_t now)
     }
   }
   CHECK_EQ(got, n);
-  urtp_frame_t f;
+  urtp_recvstream_frame_t f;
   while (urtp_recvstream_pop(x->r, &f))
     urtp_depay_release(f.au.data);
 }

@@ -150,7 +150,7 @@ static void send_sr(peer_t *p, int64_t at, const char *cname)
 
 static void drain(peer_t *p, int64_t now)
 {
-  urtp_frame_t f;
+  urtp_recvstream_frame_t f;
   urtp_recvstream_expire(p->r, (uint64_t)(RX0 + now));
   while (urtp_recvstream_pop(p->r, &f)) {
     /* when the sender sampled it, from its timestamp (the wrap included) */

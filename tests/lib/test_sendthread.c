@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_sender.c - the sending thread (lib/urtp/sender.h) on real loopback
+ * test_sendthread.c - the sending thread (lib/urtp/sendthread.h) on real loopback
  * sockets: batches built alternately in two buffers while the previous one
  * is in flight arrive complete, in order and byte-exact; the done callback
  * runs once per batch with the send's result; a batch's memory is free to
  * reuse once the next submit returns.
  */
-#include "urtp/sender.h"
+#include "urtp/sendthread.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -140,17 +140,17 @@ static void run(urtp_io_mode_t mode)
   REQUIRE(pthread_create(&th, NULL, rx_main, &r) == 0);
 
   done_log_t d = { .mu = PTHREAD_MUTEX_INITIALIZER };
-  urtp_sender_t *snd;
-  REQUIRE(urtp_sender_start(&snd, &ts, on_done, &d) == 0);
+  urtp_sendthread_t *snd;
+  REQUIRE(urtp_sendthread_start(&snd, &ts, on_done, &d) == 0);
   static slot_t slots[2];
   size_t before_wait = 0;
   for (size_t i = 0; i < NBATCH; i++) {
     slot_t *s = &slots[i % 2];
     /* the other slot may be in flight; this one was released by the last submit */
     build(s, (uint32_t)(i * PER_BATCH), PER_BATCH);
-    urtp_sender_submit(snd, &s->b);
+    urtp_sendthread_submit(snd, &s->b);
     if (i == NBATCH / 2) {
-      urtp_sender_wait(snd);
+      urtp_sendthread_wait(snd);
       pthread_mutex_lock(&d.mu);
       before_wait = d.calls;
       CHECK(d.last == &s->b);
@@ -159,12 +159,12 @@ static void run(urtp_io_mode_t mode)
     /* pace a little so a slow receiver under a sanitizer keeps up: the
      * test is about order and memory, not speed */
     if (i % 16 == 15) {
-      urtp_sender_wait(snd);
+      urtp_sendthread_wait(snd);
       struct timespec ts2 = { 0, 2000000 };
       nanosleep(&ts2, NULL);
     }
   }
-  urtp_sender_stop(snd);
+  urtp_sendthread_stop(snd);
   CHECK_EQ(before_wait, (size_t)NBATCH / 2 + 1);
   CHECK_EQ(d.calls, (size_t)NBATCH);
   CHECK_EQ(d.pkts, (size_t)NBATCH * PER_BATCH);
@@ -204,11 +204,11 @@ static void test_stop_and_errors(void)
   REQUIRE(urtp_sock_open(&ts, &tc) == 0);
   done_log_t d = { .mu = PTHREAD_MUTEX_INITIALIZER };
   static slot_t s;
-  urtp_sender_t *snd;
-  REQUIRE(urtp_sender_start(&snd, &ts, on_done, &d) == 0);
+  urtp_sendthread_t *snd;
+  REQUIRE(urtp_sendthread_start(&snd, &ts, on_done, &d) == 0);
   build(&s, 0, 5);
-  urtp_sender_submit(snd, &s.b);
-  urtp_sender_stop(snd);
+  urtp_sendthread_submit(snd, &s.b);
+  urtp_sendthread_stop(snd);
   CHECK_EQ(d.calls, (size_t)1);
   CHECK_EQ(d.pkts, (size_t)5);
   CHECK_EQ(d.bad_result, 0);
@@ -224,20 +224,20 @@ static void test_stop_and_errors(void)
   CHECK_EQ(got, (size_t)5);
   urtp_rx_destroy(&q);
 
-  REQUIRE(urtp_sender_start(&snd, &ts, NULL, NULL) == 0);
-  urtp_sender_wait(snd);
-  urtp_sender_stop(snd);
-  urtp_sender_stop(NULL);
+  REQUIRE(urtp_sendthread_start(&snd, &ts, NULL, NULL) == 0);
+  urtp_sendthread_wait(snd);
+  urtp_sendthread_stop(snd);
+  urtp_sendthread_stop(NULL);
 
   /* a receive-only socket cannot send: the result says so */
   memset(&d, 0, sizeof(d));
   pthread_mutex_init(&d.mu, NULL);
-  REQUIRE(urtp_sender_start(&snd, &rs, on_done, &d) == 0);
-  urtp_sender_submit(snd, &s.b);
-  urtp_sender_wait(snd);
+  REQUIRE(urtp_sendthread_start(&snd, &rs, on_done, &d) == 0);
+  urtp_sendthread_submit(snd, &s.b);
+  urtp_sendthread_wait(snd);
   CHECK_EQ(d.calls, (size_t)1);
   CHECK_EQ(d.bad_result, 1);
-  urtp_sender_stop(snd);
+  urtp_sendthread_stop(snd);
   urtp_batch_free(&s.b);
   urtp_sock_close(&ts);
   urtp_sock_close(&rs);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * sender.h - a sending thread: one batch goes out while the caller builds
+ * sendthread.h - a sending thread: one batch goes out while the caller builds
  * the next.
  *
  * Most of a sender's time is the kernel copying packets out of the caller's
@@ -10,7 +10,7 @@
  * start-code search of access unit n+1 overlaps the send of n.
  *
  * Promises:
- *  - At most one batch is in flight: urtp_sender_submit() first waits
+ *  - At most one batch is in flight: urtp_sendthread_submit() first waits
  *    until the previous one has been sent. When it returns, every batch
  *    submitted before this one is sent and its done callback has returned,
  *    so the caller may reuse or free it and the memory its iovecs point to.
@@ -18,36 +18,36 @@
  *  - The done callback runs on the sending thread, once per batch, after
  *    its send, with urtp_sock_send()'s result and the socket's tx_errors
  *    increase during that send.
- *  - No allocation after urtp_sender_start().
+ *  - No allocation after urtp_sendthread_start().
  *  - The socket is used by the sending thread between a submit and its
  *    done callback only; the caller must not send on it meanwhile.
  */
-#ifndef URTP_SENDER_H
-#define URTP_SENDER_H
+#ifndef URTP_SENDTHREAD_H
+#define URTP_SENDTHREAD_H
 
 #include <stdint.h>
 
 #include "batch.h"
 #include "net.h"
 
-typedef struct urtp_sender urtp_sender_t;
+typedef struct urtp_sendthread urtp_sendthread_t;
 
-typedef void (*urtp_sender_done_fn)(void *user, const urtp_batch_t *b, int result,
+typedef void (*urtp_sendthread_done_fn)(void *user, const urtp_batch_t *b, int result,
                                     uint64_t tx_errors);
 
 /* Starts the sending thread for s. Returns 0, -ENOMEM or -errno from
  * pthread_create. */
-int urtp_sender_start(urtp_sender_t **out, urtp_sock_t *s, urtp_sender_done_fn done,
+int urtp_sendthread_start(urtp_sendthread_t **out, urtp_sock_t *s, urtp_sendthread_done_fn done,
                       void *user);
 
 /* Waits until the previous batch is sent, then hands b to the thread.
  * b must stay unchanged until the next submit or wait returns. */
-void urtp_sender_submit(urtp_sender_t *t, const urtp_batch_t *b);
+void urtp_sendthread_submit(urtp_sendthread_t *t, const urtp_batch_t *b);
 
 /* Waits until nothing is in flight. */
-void urtp_sender_wait(urtp_sender_t *t);
+void urtp_sendthread_wait(urtp_sendthread_t *t);
 
 /* Waits, ends the thread and frees. NULL is fine. */
-void urtp_sender_stop(urtp_sender_t *t);
+void urtp_sendthread_stop(urtp_sendthread_t *t);
 
 #endif

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * receiver.c - urtp_receiver_t (urtp.h): a receiving stream that owns its
+ * I/O.
+ *
+ * The loop every user of recvstream.h would otherwise write: one wait on
+ * the RTP socket (and RTCP's, through its watch descriptor) bounded by the
+ * nearest of the caller's timeout, the stream's deadline (a gap given up,
+ * feedback due) and RTCP's schedule; then the datagrams, the expiries and
+ * RTCP, until an access unit is out. One clock (CLOCK_MONOTONIC) for all.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "urtp/urtp.h"
+
+#include "urtp/depay.h"
+#include "urtp/net.h"
+#include "urtp/recvstream.h"
+#include "urtp/rtcpio.h"
+#include "stream_util.h"
+
+/* Receive slots: 32 of 64 KiB (GRO hands over up to 64 KiB at once). */
+#define RX_BATCH 32
+#define RX_SLOT 65536
+
+struct urtp_receiver {
+  urtp_sock_t sock;
+  urtp_rx_t rx;
+  urtp_recvstream_t *rs;
+  urtp_rtcpio_t rtcp;
+  bool rtcp_on;
+  uint32_t clock_rate;
+  uint8_t *held;                /* the frame handed out last */
+  uint64_t frames;
+};
+
+void urtp_recv_config_init(urtp_recv_config_t *cfg, urtp_codec_t codec)
+{
+  memset(cfg, 0, sizeof *cfg);
+  cfg->codec = codec;
+  cfg->pt = 96;
+  cfg->ssrc = -1;
+  cfg->latency_ns = URTP_RECVSTREAM_LATENCY;
+  cfg->rtcp = true;
+  cfg->rtx_pt = 97;
+  cfg->rcvbuf = 4 << 20;
+}
+
+static int check_config(const urtp_recv_config_t *c)
+{
+  if ((unsigned)c->codec > URTP_CODEC_OPUS || c->pt < -1 || c->pt > 127 || c->ssrc < -1 ||
+      c->ssrc > (int64_t)UINT32_MAX || (c->rtx && (!c->rtcp || c->rtx_pt < 0 ||
+                                                     c->rtx_pt > 127 || c->rtx_pt == c->pt)) ||
+      (c->rtcp_mux && !c->rtcp) || c->rcvbuf < 0 || (c->params_len && !c->params))
+    return -EINVAL;
+  return 0;
+}
+
+int urtp_receiver_open(urtp_receiver_t **out, const urtp_recv_config_t *cfg)
+{
+  *out = NULL;
+  int r = check_config(cfg);
+  if (r < 0)
+    return r;
+  urtp_receiver_t *rv = calloc(1, sizeof *rv);
+  if (!rv)
+    return -ENOMEM;
+  rv->sock.fd = -1;
+  rv->clock_rate = urtp_codec_clock_rate(cfg->codec);
+
+  urtp_sock_config_t sc = {
+    .bind_addr = cfg->bind_addr ? cfg->bind_addr : "0.0.0.0",
+    .bind_port = cfg->port,
+    .multicast_iface = cfg->multicast_iface,
+    .dscp = -1,
+    .rcvbuf = cfg->rcvbuf,
+    /* RTCP and ZRTP among the datagrams are read one by one */
+    .rx_mode = cfg->rtcp_mux ? URTP_IO_MMSG : URTP_IO_AUTO,
+  };
+  if ((r = urtp_sock_open(&rv->sock, &sc)) < 0)
+    goto fail;
+  if ((r = urtp_rx_init(&rv->rx, RX_BATCH, RX_SLOT)) < 0)
+    goto fail;
+
+  urtp_recvstream_config_t rc = {
+    .codec = cfg->codec,
+    .pt = cfg->pt,
+    .ssrc = cfg->ssrc,
+    .latency = cfg->latency_ns,
+    .loss_policy = URTP_LOSS_DROP_AU,
+    .params = cfg->params,
+    .params_len = cfg->params_len,
+    .cname = cfg->cname,
+    .rtcp_mux = cfg->rtcp_mux,
+    .nack = cfg->rtx,
+    .rtx = cfg->rtx,
+    .rtx_pt = (uint8_t)cfg->rtx_pt,
+    .request_keyframe = cfg->rtx,
+  };
+  urtp_srtp_config_t srtp;
+  uint8_t key[URTP_SRTP_MAX_KEY_LEN];
+  if (cfg->srtp_key) {
+    if ((r = urtp_stream_srtp_config(cfg->srtp_key, cfg->srtp_profile, &srtp, key)) < 0)
+      goto fail;
+    srtp.dir = URTP_SRTP_INBOUND;
+    srtp.any_ssrc = true;
+    srtp.replay_window = 1024;
+    rc.srtp = &srtp;
+  }
+  r = urtp_recvstream_new(&rc, &rv->rs);
+  memset(key, 0, sizeof key);
+  if (r < 0)
+    goto fail;
+
+  if (cfg->rtcp) {
+    int port = urtp_sock_local_port(&rv->sock);
+    urtp_rtcpio_config_t ic = {
+      .bind_addr = sc.bind_addr,
+      .bind_port = urtp_stream_rtcp_port((uint16_t)port, cfg->rtcp_port),
+      .mux = cfg->rtcp_mux ? &rv->sock : NULL,
+    };
+    if ((r = urtp_rtcpio_open(&rv->rtcp, &ic, urtp_stream_mono_ns())) < 0)
+      goto fail;
+    rv->rtcp_on = true;
+    if (!cfg->rtcp_mux)
+      rv->sock.watch_fd = rv->rtcp.sock.fd;
+    uint64_t now = urtp_stream_mono_ns();
+    urtp_recvstream_rtcp_service(rv->rs, &rv->rtcp, now, now);
+  }
+  *out = rv;
+  return 0;
+
+fail:
+  urtp_recvstream_free(rv->rs);
+  urtp_rx_destroy(&rv->rx);
+  if (rv->sock.fd >= 0)
+    urtp_sock_close(&rv->sock);
+  free(rv);
+  return r;
+}
+
+uint16_t urtp_receiver_port(const urtp_receiver_t *r)
+{
+  return (uint16_t)urtp_sock_local_port(&r->sock);
+}
+
+static void release_held(urtp_receiver_t *r)
+{
+  if (r->held) {
+    urtp_depay_release(r->held);
+    r->held = NULL;
+  }
+}
+
+static void fill_frame(urtp_receiver_t *r, const urtp_recvstream_frame_t *in, urtp_frame_t *f)
+{
+  memset(f, 0, sizeof *f);
+  r->held = in->au.data;
+  f->data = in->au.data;
+  f->len = in->au.len;
+  f->pts_ns = in->pts;
+  f->rtp_ts = in->au.rtp_ts;
+  f->ssrc = in->ssrc;
+  if (in->flags & URTP_AU_KEYFRAME)
+    f->flags |= URTP_FRAME_KEY;
+  if (in->flags & (URTP_FRAME_DISCONT | URTP_AU_DISCONT))
+    f->flags |= URTP_FRAME_GAP;
+  if (in->flags & URTP_FRAME_PARAMS)
+    f->params = urtp_recvstream_params(r->rs, &f->params_len);
+  r->frames++;
+}
+
+int urtp_receiver_pull(urtp_receiver_t *r, urtp_frame_t *f, int timeout_ms)
+{
+  release_held(r);
+  uint64_t now = urtp_stream_mono_ns();
+  uint64_t end = timeout_ms < 0 ? UINT64_MAX : now + (uint64_t)timeout_ms * 1000000u;
+  for (;;) {
+    urtp_recvstream_frame_t in;
+    if (urtp_recvstream_pop(r->rs, &in)) {
+      fill_frame(r, &in, f);
+      return 1;
+    }
+    if (now >= end)
+      return 0;
+    /* wait for the nearest of: the caller's end, the stream's deadline
+     * (a gap given up, feedback due), RTCP's next report */
+    uint64_t until = end, d = urtp_recvstream_deadline(r->rs);
+    if (d < until)
+      until = d;
+    if (r->rtcp_on && urtp_rtcpio_deadline(&r->rtcp) < until)
+      until = urtp_rtcpio_deadline(&r->rtcp);
+    int wait_ms = until == UINT64_MAX ? -1 : until <= now ? 0
+                : (int)((until - now + 999999u) / 1000000u);
+    int n = urtp_sock_recv(&r->sock, &r->rx, wait_ms);
+    if (n < 0 && n != -EINTR)
+      return n;
+    now = urtp_stream_mono_ns();
+    if (n > 0)
+      urtp_recvstream_push_rx(r->rs, &r->sock, &r->rx, (size_t)n, now);
+    urtp_recvstream_expire(r->rs, now);
+    if (r->rtcp_on)
+      urtp_recvstream_rtcp_service(r->rs, &r->rtcp, now, now);
+  }
+}
+
+void urtp_receiver_request_keyframe(urtp_receiver_t *r)
+{
+  urtp_recvstream_request_keyframe(r->rs, false);
+}
+
+void urtp_receiver_stats(urtp_receiver_t *r, urtp_receiver_stats_t *out)
+{
+  urtp_recvstream_stats_t st;
+  urtp_recvstream_stats(r->rs, &st);
+  memset(out, 0, sizeof *out);
+  out->ssrc = st.ssrc;
+  out->have_sender = st.have_source;
+  memcpy(out->cname, st.cname, sizeof out->cname < sizeof st.cname ? sizeof out->cname
+                                                                    : sizeof st.cname);
+  out->cname[sizeof out->cname - 1] = '\0';
+  out->frames = st.frames;
+  out->packets = st.depay.packets;
+  out->bytes = st.depay.bytes;
+  out->lost = st.depay.seq.lost;
+  out->recovered = st.nack.recovered;
+  out->frames_dropped = st.depay.dropped_aus;
+  out->dropped = st.malformed_rtp + st.wrong_pt + st.source.foreign + st.source.stray +
+                 st.srtp.auth_fail + st.srtp.replay + st.srtp.other + st.rtx_dropped;
+  out->kernel_drops = st.kernel_drops;
+  out->sender_changes = st.source.changes;
+  out->sender_reports = st.rtcp_sr;
+  out->rtcp_sent = st.rtcp_sent;
+  out->nacks_sent = st.nacks_sent;
+  out->keyframe_requests = st.pli_sent + st.fir_sent;
+  out->jitter_ns = st.have_reception && r->clock_rate
+                       ? (int64_t)((uint64_t)st.reception.jitter * 1000000000u / r->clock_rate)
+                       : 0;
+}
+
+void urtp_receiver_close(urtp_receiver_t *r)
+{
+  if (!r)
+    return;
+  release_held(r);
+  if (r->rtcp_on) {
+    /* we leave: a last report with BYE */
+    uint8_t bye[512];
+    uint64_t now = urtp_stream_mono_ns();
+    int len = urtp_recvstream_rtcp_report(r->rs, now, true, bye, sizeof bye);
+    if (len > 0)
+      urtp_rtcpio_send(&r->rtcp, bye, (size_t)len, now);
+    r->sock.watch_fd = -1;
+    urtp_rtcpio_close(&r->rtcp);
+  }
+  urtp_recvstream_free(r->rs);
+  urtp_rx_destroy(&r->rx);
+  urtp_sock_close(&r->sock);
+  free(r);
+}
