@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "urtp/rtp.h"
+#include "urtp/bytes.h"
 
 /*
  * Packets go through urtp_reorder; what comes out in order is taken apart
@@ -182,11 +183,6 @@ struct urtp_depay {
   size_t q_head, q_len;
   urtp_depay_stats_t stats;
 };
-
-static uint16_t rd16(const uint8_t *p)
-{
-  return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 /* Types that stand for one NAL unit (not aggregation, FU, PACI, reserved). */
 static bool is_nal_type(const urtp_h26x_desc_t *desc, unsigned type)
@@ -491,7 +487,7 @@ static bool aggregation(urtp_depay_t *d, const uint8_t *pl, size_t n)
     }
     if (n - off < 2)
       return false;
-    size_t sz = rd16(pl + off);
+    size_t sz = urtp_rd16(pl + off);
     off += 2;
     if (sz < hl || sz > n - off || !is_nal_type(desc, urtp_h26x_type(desc, pl + off)))
       return false;
@@ -508,7 +504,7 @@ static bool aggregation(urtp_depay_t *d, const uint8_t *pl, size_t n)
   for (size_t i = 0; i < units; i++) {
     if (d->cfg.donl)
       off += i == 0 ? 2 : 1;
-    size_t sz = rd16(pl + off);
+    size_t sz = urtp_rd16(pl + off);
     off += 2;
     emit_nal(d, pl + off, pl + off + hl, sz - hl);
     off += sz;

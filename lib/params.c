@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "urtp/params.h"
+#include "urtp/bytes.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -226,11 +227,6 @@ bool urtp_params_au_commit(urtp_params_t *ps)
 
 /* --- configuration records ----------------------------------------------- */
 
-static unsigned rd16(const uint8_t *p)
-{
-  return (unsigned)p[0] << 8 | p[1];
-}
-
 /* Reads count NAL units, each after a 16-bit length, from rec[*off ..). */
 static int read_units(const uint8_t *rec, size_t len, size_t *off, unsigned count,
                       urtp_nal_t *sets, size_t max, size_t *n)
@@ -238,7 +234,7 @@ static int read_units(const uint8_t *rec, size_t len, size_t *off, unsigned coun
   for (unsigned i = 0; i < count; i++) {
     if (len - *off < 2)
       return -EINVAL;
-    size_t l = rd16(rec + *off);
+    size_t l = urtp_rd16(rec + *off);
     *off += 2;
     if (l > len - *off)
       return -EINVAL;
@@ -289,7 +285,7 @@ int urtp_params_parse_record(urtp_codec_t codec, const uint8_t *rec, size_t len,
     for (unsigned a = 0; a < arrays; a++) {
       if (len - off < 3)
         return -EINVAL;
-      unsigned count = rd16(rec + off + 1);
+      unsigned count = urtp_rd16(rec + off + 1);
       off += 3;
       if ((r = read_units(rec, len, &off, count, sets, max, n)) < 0)
         return r;

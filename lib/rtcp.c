@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "urtp/rtcp.h"
+#include "urtp/bytes.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -58,30 +59,6 @@ uint64_t urtp_ntp_short_to_ns(uint32_t v)
 
 /* --- building -------------------------------------------------------------- */
 
-static void put16(uint8_t *p, uint16_t v)
-{
-  p[0] = (uint8_t)(v >> 8);
-  p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-  p[0] = (uint8_t)(v >> 24);
-  p[1] = (uint8_t)(v >> 16);
-  p[2] = (uint8_t)(v >> 8);
-  p[3] = (uint8_t)v;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-  return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 void urtp_rtcp_writer_init(urtp_rtcp_writer_t *w, uint8_t *buf, size_t cap)
 {
   w->buf = buf;
@@ -104,7 +81,7 @@ static uint8_t *begin(urtp_rtcp_writer_t *w, uint8_t count, uint8_t type, size_t
   uint8_t *p = w->buf + w->len;
   p[0] = (uint8_t)(2 << 6 | (count & 0x1f));
   p[1] = type;
-  put16(p + 2, (uint16_t)(len / 4 - 1));
+  urtp_wr16(p + 2, (uint16_t)(len / 4 - 1));
   w->len += len;
   return p;
 }
@@ -120,12 +97,12 @@ static void put_block(uint8_t *p, const urtp_rtcp_block_t *b)
 {
   /* cumulative loss is a 24-bit signed number: clamped to its range */
   int32_t lost = b->lost > 0x7fffff ? 0x7fffff : b->lost < -0x800000 ? -0x800000 : b->lost;
-  put32(p, b->ssrc);
-  put32(p + 4, (uint32_t)b->fraction << 24 | ((uint32_t)lost & 0xffffff));
-  put32(p + 8, b->ext_max_seq);
-  put32(p + 12, b->jitter);
-  put32(p + 16, b->lsr);
-  put32(p + 20, b->dlsr);
+  urtp_wr32(p, b->ssrc);
+  urtp_wr32(p + 4, (uint32_t)b->fraction << 24 | ((uint32_t)lost & 0xffffff));
+  urtp_wr32(p + 8, b->ext_max_seq);
+  urtp_wr32(p + 12, b->jitter);
+  urtp_wr32(p + 16, b->lsr);
+  urtp_wr32(p + 20, b->dlsr);
 }
 
 int urtp_rtcp_write_sr(urtp_rtcp_writer_t *w, const urtp_rtcp_sr_t *sr,
@@ -136,12 +113,12 @@ int urtp_rtcp_write_sr(urtp_rtcp_writer_t *w, const urtp_rtcp_sr_t *sr,
   uint8_t *p = begin(w, (uint8_t)n, URTP_RTCP_SR, 28 + 24 * (size_t)n);
   if (!p)
     return w->err;
-  put32(p + 4, sr->ssrc);
-  put32(p + 8, (uint32_t)(sr->ntp >> 32));
-  put32(p + 12, (uint32_t)sr->ntp);
-  put32(p + 16, sr->rtp_ts);
-  put32(p + 20, sr->packets);
-  put32(p + 24, sr->octets);
+  urtp_wr32(p + 4, sr->ssrc);
+  urtp_wr32(p + 8, (uint32_t)(sr->ntp >> 32));
+  urtp_wr32(p + 12, (uint32_t)sr->ntp);
+  urtp_wr32(p + 16, sr->rtp_ts);
+  urtp_wr32(p + 20, sr->packets);
+  urtp_wr32(p + 24, sr->octets);
   for (unsigned i = 0; i < n; i++)
     put_block(p + 28 + 24 * i, &blocks[i]);
   return 0;
@@ -155,7 +132,7 @@ int urtp_rtcp_write_rr(urtp_rtcp_writer_t *w, uint32_t ssrc, const urtp_rtcp_blo
   uint8_t *p = begin(w, (uint8_t)n, URTP_RTCP_RR, 8 + 24 * (size_t)n);
   if (!p)
     return w->err;
-  put32(p + 4, ssrc);
+  urtp_wr32(p + 4, ssrc);
   for (unsigned i = 0; i < n; i++)
     put_block(p + 8 + 24 * i, &blocks[i]);
   return 0;
@@ -173,7 +150,7 @@ int urtp_rtcp_write_sdes_cname(urtp_rtcp_writer_t *w, uint32_t ssrc, const char 
   uint8_t *p = begin(w, 1, URTP_RTCP_SDES, len);
   if (!p)
     return w->err;
-  put32(p + 4, ssrc);
+  urtp_wr32(p + 4, ssrc);
   p[8] = URTP_RTCP_SDES_CNAME;
   p[9] = (uint8_t)n;
   if (n)
@@ -195,7 +172,7 @@ int urtp_rtcp_write_bye(urtp_rtcp_writer_t *w, const uint32_t *ssrcs, unsigned n
   if (!p)
     return w->err;
   for (unsigned i = 0; i < n; i++)
-    put32(p + 4 + 4 * i, ssrcs[i]);
+    urtp_wr32(p + 4 + 4 * i, ssrcs[i]);
   if (reason) {
     uint8_t *r = p + 4 + 4 * n;
     r[0] = (uint8_t)rl;
@@ -213,7 +190,7 @@ int urtp_rtcp_write_app(urtp_rtcp_writer_t *w, const urtp_rtcp_app_t *app)
   uint8_t *p = begin(w, app->subtype, URTP_RTCP_APP, 12 + app->len);
   if (!p)
     return w->err;
-  put32(p + 4, app->ssrc);
+  urtp_wr32(p + 4, app->ssrc);
   memcpy(p + 8, app->name, 4);
   if (app->len)
     memcpy(p + 12, app->data, app->len);
@@ -251,8 +228,8 @@ static uint8_t *begin_fb(urtp_rtcp_writer_t *w, uint8_t fmt, uint8_t type, size_
 {
   uint8_t *p = begin(w, fmt, type, len);
   if (p) {
-    put32(p + 4, sender_ssrc);
-    put32(p + 8, media_ssrc);
+    urtp_wr32(p + 4, sender_ssrc);
+    urtp_wr32(p + 8, media_ssrc);
   }
   return p;
 }
@@ -275,8 +252,8 @@ int urtp_rtcp_write_nack(urtp_rtcp_writer_t *w, uint32_t sender_ssrc, uint32_t m
         blp |= (uint16_t)(1u << ((uint16_t)(seqs[i] - pid) - 1));
       continue;
     }
-    put16(f, pid);
-    put16(f + 2, blp);
+    urtp_wr16(f, pid);
+    urtp_wr16(f + 2, blp);
     f += 4;
     if (i < n) {
       pid = seqs[i];
@@ -299,7 +276,7 @@ int urtp_rtcp_write_fir(urtp_rtcp_writer_t *w, uint32_t sender_ssrc, uint32_t me
   uint8_t *p = begin_fb(w, URTP_RTCP_FMT_FIR, URTP_RTCP_PSFB, 20, sender_ssrc, 0);
   if (!p)
     return w->err;
-  put32(p + 12, media_ssrc);
+  urtp_wr32(p + 12, media_ssrc);
   p[16] = seq;
   p[17] = p[18] = p[19] = 0;
   return 0;
@@ -312,7 +289,7 @@ int urtp_rtcp_nack_seqs(const urtp_rtcp_fb_t *fb, uint16_t *seqs, unsigned cap,
     return -EBADMSG;
   unsigned n = 0, extra = 0;
   for (size_t off = 0; off < fb->fci_len; off += 4) {
-    uint16_t pid = get16(fb->fci + off), blp = get16(fb->fci + off + 2);
+    uint16_t pid = urtp_rd16(fb->fci + off), blp = urtp_rd16(fb->fci + off + 2);
     for (unsigned bit = 0; bit <= 16; bit++) {
       if (bit && !(blp & (1u << (bit - 1))))
         continue;
@@ -334,7 +311,7 @@ int urtp_rtcp_fir_count(const urtp_rtcp_fb_t *fb)
 
 void urtp_rtcp_fir_entry(const urtp_rtcp_fb_t *fb, unsigned i, uint32_t *ssrc, uint8_t *seq)
 {
-  *ssrc = get32(fb->fci + 8 * (size_t)i);
+  *ssrc = urtp_rd32(fb->fci + 8 * (size_t)i);
   *seq = fb->fci[8 * (size_t)i + 4];
 }
 
@@ -352,7 +329,7 @@ static size_t packet_len(const uint8_t *p, size_t left, size_t *pad)
 {
   if (left < 4 || (p[0] >> 6) != 2)
     return 0;
-  size_t len = ((size_t)get16(p + 2) + 1) * 4;
+  size_t len = ((size_t)urtp_rd16(p + 2) + 1) * 4;
   if (len > left)
     return 0;
   *pad = 0;
@@ -410,7 +387,7 @@ int urtp_rtcp_parse_report(const urtp_rtcp_pkt_t *p, uint32_t *ssrc, unsigned *n
   size_t head = p->type == URTP_RTCP_SR ? 28 : p->type == URTP_RTCP_RR ? 8 : 0;
   if (!head || p->len < head + 24 * (size_t)p->count)
     return -EBADMSG;
-  *ssrc = get32(p->data + 4);
+  *ssrc = urtp_rd32(p->data + 4);
   *nblocks = p->count;
   return 0;
 }
@@ -423,10 +400,10 @@ int urtp_rtcp_parse_sr(const urtp_rtcp_pkt_t *p, urtp_rtcp_sr_t *sr)
     return -EBADMSG;
   const uint8_t *d = p->data;
   sr->ssrc = ssrc;
-  sr->ntp = (uint64_t)get32(d + 8) << 32 | get32(d + 12);
-  sr->rtp_ts = get32(d + 16);
-  sr->packets = get32(d + 20);
-  sr->octets = get32(d + 24);
+  sr->ntp = (uint64_t)urtp_rd32(d + 8) << 32 | urtp_rd32(d + 12);
+  sr->rtp_ts = urtp_rd32(d + 16);
+  sr->packets = urtp_rd32(d + 20);
+  sr->octets = urtp_rd32(d + 24);
   return 0;
 }
 
@@ -437,15 +414,15 @@ int urtp_rtcp_block(const urtp_rtcp_pkt_t *p, unsigned i, urtp_rtcp_block_t *b)
   if (urtp_rtcp_parse_report(p, &ssrc, &n) < 0 || i >= n)
     return -EBADMSG;
   const uint8_t *d = p->data + (p->type == URTP_RTCP_SR ? 28 : 8) + 24 * (size_t)i;
-  uint32_t fl = get32(d + 4);
-  b->ssrc = get32(d);
+  uint32_t fl = urtp_rd32(d + 4);
+  b->ssrc = urtp_rd32(d);
   b->fraction = (uint8_t)(fl >> 24);
   /* sign-extend the 24-bit count */
   b->lost = (int32_t)((fl & 0xffffff) ^ 0x800000) - 0x800000;
-  b->ext_max_seq = get32(d + 8);
-  b->jitter = get32(d + 12);
-  b->lsr = get32(d + 16);
-  b->dlsr = get32(d + 20);
+  b->ext_max_seq = urtp_rd32(d + 8);
+  b->jitter = urtp_rd32(d + 12);
+  b->lsr = urtp_rd32(d + 16);
+  b->dlsr = urtp_rd32(d + 20);
   return 0;
 }
 
@@ -467,7 +444,7 @@ int urtp_rtcp_sdes_next(urtp_rtcp_sdes_iter_t *it, urtp_rtcp_sdes_item_t *item)
         return 0;
       if (p->len < 4 || it->off > p->len - 4)
         return -EBADMSG;
-      it->ssrc = get32(p->data + it->off);
+      it->ssrc = urtp_rd32(p->data + it->off);
       it->off += 4;
       it->chunks++;
       it->in_chunk = true;
@@ -499,7 +476,7 @@ int urtp_rtcp_bye_ssrc(const urtp_rtcp_pkt_t *p, unsigned i, uint32_t *ssrc)
 {
   if (p->type != URTP_RTCP_BYE || i >= p->count || p->len < 4 + 4 * (size_t)p->count)
     return -EBADMSG;
-  *ssrc = get32(p->data + 4 + 4 * (size_t)i);
+  *ssrc = urtp_rd32(p->data + 4 + 4 * (size_t)i);
   return 0;
 }
 
@@ -525,7 +502,7 @@ int urtp_rtcp_parse_app(const urtp_rtcp_pkt_t *p, urtp_rtcp_app_t *app)
   if (p->type != URTP_RTCP_APP || p->len < 12)
     return -EBADMSG;
   app->subtype = p->count;
-  app->ssrc = get32(p->data + 4);
+  app->ssrc = urtp_rd32(p->data + 4);
   memcpy(app->name, p->data + 8, 4);
   app->data = p->data + 12;
   /* as held (padding excluded); a sender's data is a multiple of 4 */
@@ -538,8 +515,8 @@ int urtp_rtcp_parse_fb(const urtp_rtcp_pkt_t *p, urtp_rtcp_fb_t *fb)
   if ((p->type != URTP_RTCP_RTPFB && p->type != URTP_RTCP_PSFB) || p->len < 12)
     return -EBADMSG;
   fb->fmt = p->count;
-  fb->sender_ssrc = get32(p->data + 4);
-  fb->media_ssrc = get32(p->data + 8);
+  fb->sender_ssrc = urtp_rd32(p->data + 4);
+  fb->media_ssrc = urtp_rd32(p->data + 8);
   fb->fci = p->data + 12;
   fb->fci_len = p->len - 12;
   return 0;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "urtp/rtp.h"
+#include "urtp/bytes.h"
 
 #include <errno.h>
 #include <string.h>
@@ -21,19 +22,6 @@
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  */
 
-static uint32_t rd32(const uint8_t *p)
-{
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void wr32(uint8_t *p, uint32_t v)
-{
-  p[0] = (uint8_t)(v >> 24);
-  p[1] = (uint8_t)(v >> 16);
-  p[2] = (uint8_t)(v >> 8);
-  p[3] = (uint8_t)v;
-}
-
 int urtp_rtp_parse(const uint8_t *buf, size_t len, urtp_rtp_pkt_t *out)
 {
   if (len < URTP_RTP_HDR_MIN || (buf[0] >> 6) != URTP_RTP_VERSION)
@@ -53,7 +41,7 @@ int urtp_rtp_parse(const uint8_t *buf, size_t len, urtp_rtp_pkt_t *out)
   if (off > len)
     return -EBADMSG;
   for (unsigned i = 0; i < h->csrc_count; i++)
-    h->csrc[i] = rd32(buf + URTP_RTP_HDR_MIN + 4 * i);
+    h->csrc[i] = urtp_rd32(buf + URTP_RTP_HDR_MIN + 4 * i);
 
   h->ext_profile = 0;
   h->ext_data = NULL;
@@ -61,8 +49,8 @@ int urtp_rtp_parse(const uint8_t *buf, size_t len, urtp_rtp_pkt_t *out)
   if (h->has_ext) {
     if (len - off < 4)
       return -EBADMSG;
-    h->ext_profile = (uint16_t)(buf[off] << 8 | buf[off + 1]);
-    size_t words = (size_t)(buf[off + 2] << 8 | buf[off + 3]);
+    h->ext_profile = urtp_rd16(buf + off);
+    size_t words = (size_t)urtp_rd16(buf + off + 2);
     off += 4;
     if (len - off < 4 * words)
       return -EBADMSG;
@@ -103,12 +91,10 @@ int urtp_rtp_write(uint8_t *buf, size_t cap, const urtp_rtp_hdr_t *h)
   buf[0] |= (uint8_t)((h->padding ? 0x20 : 0) | (h->has_ext ? 0x10 : 0) | h->csrc_count);
   size_t off = URTP_RTP_HDR_MIN;
   for (unsigned i = 0; i < h->csrc_count; i++, off += 4)
-    wr32(buf + off, h->csrc[i]);
+    urtp_wr32(buf + off, h->csrc[i]);
   if (h->has_ext) {
-    buf[off] = (uint8_t)(h->ext_profile >> 8);
-    buf[off + 1] = (uint8_t)h->ext_profile;
-    buf[off + 2] = (uint8_t)(h->ext_len / 4 >> 8);
-    buf[off + 3] = (uint8_t)(h->ext_len / 4);
+    urtp_wr16(buf + off, h->ext_profile);
+    urtp_wr16(buf + off + 2, (uint16_t)(h->ext_len / 4));
     if (h->ext_len)
       memcpy(buf + off + 4, h->ext_data, h->ext_len);
   }

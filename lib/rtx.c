@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "urtp/rtp.h"
+#include "urtp/bytes.h"
 
 #define NS_PER_S 1000000000ull
 
@@ -26,12 +27,8 @@ int urtp_rtx_wrap(const uint8_t *orig, size_t len, uint8_t pt, uint32_t ssrc, ui
   size_t h = header_len(orig, &p);
   memcpy(out, orig, h);
   out[1] = (uint8_t)((orig[1] & 0x80) | pt);
-  out[2] = (uint8_t)(seq >> 8);
-  out[3] = (uint8_t)seq;
-  out[8] = (uint8_t)(ssrc >> 24);
-  out[9] = (uint8_t)(ssrc >> 16);
-  out[10] = (uint8_t)(ssrc >> 8);
-  out[11] = (uint8_t)ssrc;
+  urtp_wr16(out + 2, seq);
+  urtp_wr32(out + 8, ssrc);
   out[h] = orig[2];
   out[h + 1] = orig[3];
   /* payload and padding as they were */
@@ -44,7 +41,7 @@ int urtp_rtx_osn(const uint8_t *pkt, size_t len, uint16_t *osn)
   urtp_rtp_pkt_t p;
   if (urtp_rtp_parse(pkt, len, &p) != 0 || p.payload_len < 2)
     return -EBADMSG;
-  *osn = (uint16_t)(p.payload[0] << 8 | p.payload[1]);
+  *osn = urtp_rd16(p.payload);
   return 0;
 }
 
@@ -62,10 +59,7 @@ int urtp_rtx_unwrap(uint8_t *pkt, size_t len, uint8_t media_pt, uint32_t media_s
   o[1] = (uint8_t)((o[1] & 0x80) | media_pt);
   o[2] = osn0;
   o[3] = osn1;
-  o[8] = (uint8_t)(media_ssrc >> 24);
-  o[9] = (uint8_t)(media_ssrc >> 16);
-  o[10] = (uint8_t)(media_ssrc >> 8);
-  o[11] = (uint8_t)media_ssrc;
+  urtp_wr32(o + 8, media_ssrc);
   *orig = o;
   return (int)(len - 2);
 }

@@ -20,6 +20,7 @@
 #include "urtp/pay.h"
 #include "urtp/scl.h"
 #include "urtp/sendthread.h"
+#include "urtp/bytes.h"
 
 #define DEFAULT_FAIL_TIMEOUT_NS (2 * 1000000000LL)
 #define NS_PER_S 1000000000LL
@@ -1406,8 +1407,8 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
         fb.media_ssrc == ss->cfg.ssrc && fb.fci_len % 4 == 0 && fb.fci_len) {
       nacks++;
       for (size_t off = 0; off < fb.fci_len; off += 4) {
-        uint16_t pid = (uint16_t)(fb.fci[off] << 8 | fb.fci[off + 1]);
-        uint16_t blp = (uint16_t)(fb.fci[off + 2] << 8 | fb.fci[off + 3]);
+        uint16_t pid = urtp_rd16(fb.fci + off);
+        uint16_t blp = urtp_rd16(fb.fci + off + 2);
         for (int i = -1; i < 16; i++) {
           if (i >= 0 && !(blp & (1u << i)))
             continue;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "zrtp_priv.h"
+#include "urtp/bytes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -419,7 +420,6 @@ static int cache_write(const char *path, const cache_file_t *f)
   return 0;
 }
 
-
 /* Replaces (or adds) the entry for e->zid, now the most recently used;
  * only_v keeps the stored secrets and changes the verified flag. */
 static int cache_store(const char *path, const cache_entry_t *e, bool only_v)
@@ -550,11 +550,6 @@ static size_t cipher_key_len(const urtp_zrtp_t *z)
   return z->alg[ZA_CIPHER] == URTP_ZRTP_CIPHER_AES3 ? 32 : 16;
 }
 
-static uint32_t be32(const uint8_t *p)
-{
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static bool mac_ok(const uint8_t *msg, size_t len, const uint8_t key[32])
 {
   uint8_t mac[32];
@@ -658,7 +653,7 @@ static int derive_rest(urtp_zrtp_t *z, bool dh)
     uint8_t sashash[32];
     rc |= kdf(z, z->s0, "ZRTP Session Key", z->sess, 32) | kdf(z, z->s0, "SAS", sashash, 32) |
           kdf(z, z->s0, "retained secret", z->new_rs1, 32);
-    z->sas_value = be32(sashash);
+    z->sas_value = urtp_rd32(sashash);
     if (urtp_zrtp_sas_render((urtp_zrtp_sas_t)z->alg[ZA_SAS], z->sas_value, z->sas,
                              sizeof z->sas) < 0)
       rc = -EIO;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* One stream's ZRTP endpoint: see urtp/zrtp_ep.h. */
 #include "urtp/zrtp_ep.h"
+#include "urtp/bytes.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -598,7 +599,7 @@ static uint32_t random_ssrc(urtp_zrtp_ep_t *ep)
     (void)ep->rng(ep->rng_user, b, sizeof b);
   else
     (void)RAND_bytes(b, sizeof b);
-  uint32_t v = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+  uint32_t v = urtp_rd32(b);
   return v ? v : 1;
 }
 

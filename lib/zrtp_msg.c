@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "zrtp_priv.h"
+#include "urtp/bytes.h"
 
 #include <errno.h>
 #include <string.h>
@@ -27,23 +28,10 @@ static const char *const type_blocks[] = {
 };
 #define NTYPES (sizeof type_blocks / sizeof type_blocks[0])
 
-static uint32_t rd32(const uint8_t *p)
-{
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void wr32(uint8_t *p, uint32_t v)
-{
-  p[0] = (uint8_t)(v >> 24);
-  p[1] = (uint8_t)(v >> 16);
-  p[2] = (uint8_t)(v >> 8);
-  p[3] = (uint8_t)v;
-}
-
 bool urtp_zrtp_is_zrtp(const uint8_t *pkt, size_t len)
 {
   return pkt && len >= ZRTP_PKT_HDR + ZRTP_ACK_LEN + ZRTP_CRC_LEN && (pkt[0] & 0xF0) == 0x10 &&
-         rd32(pkt + 4) == ZRTP_COOKIE;
+         urtp_rd32(pkt + 4) == ZRTP_COOKIE;
 }
 
 int zrtp_packet_check(const uint8_t *pkt, size_t len, const uint8_t **msg, size_t *msg_len,
@@ -59,7 +47,7 @@ int zrtp_packet_check(const uint8_t *pkt, size_t len, const uint8_t **msg, size_
     return -EBADMSG;
   const uint8_t *m = pkt + ZRTP_PKT_HDR;
   size_t mlen = len - ZRTP_PKT_HDR - ZRTP_CRC_LEN;
-  if (m[0] != 0x50 || m[1] != 0x5a || (size_t)(m[2] << 8 | m[3]) * 4 != mlen)
+  if (m[0] != 0x50 || m[1] != 0x5a || (size_t)urtp_rd16(m + 2) * 4 != mlen)
     return -EBADMSG;
   *type = ZT_UNKNOWN;
   for (size_t t = 1; t < NTYPES; t++)
@@ -67,7 +55,7 @@ int zrtp_packet_check(const uint8_t *pkt, size_t len, const uint8_t **msg, size_
       *type = (zrtp_type_t)t;
   *msg = m;
   *msg_len = mlen;
-  *ssrc = rd32(pkt + 8);
+  *ssrc = urtp_rd32(pkt + 8);
   return 0;
 }
 
@@ -76,10 +64,9 @@ size_t zrtp_packet_build(uint8_t *out, uint16_t seq, uint32_t ssrc, const uint8_
 {
   out[0] = 0x10;
   out[1] = 0;
-  out[2] = (uint8_t)(seq >> 8);
-  out[3] = (uint8_t)seq;
-  wr32(out + 4, ZRTP_COOKIE);
-  wr32(out + 8, ssrc);
+  urtp_wr16(out + 2, seq);
+  urtp_wr32(out + 4, ZRTP_COOKIE);
+  urtp_wr32(out + 8, ssrc);
   memcpy(out + ZRTP_PKT_HDR, msg, msg_len);
   size_t n = ZRTP_PKT_HDR + msg_len;
   uint32_t crc = urtp_zrtp_crc32c(out, n);
@@ -94,8 +81,7 @@ void zrtp_msg_header(uint8_t *msg, size_t len, zrtp_type_t type)
 {
   msg[0] = 0x50;
   msg[1] = 0x5a;
-  msg[2] = (uint8_t)(len / 4 >> 8);
-  msg[3] = (uint8_t)(len / 4);
+  urtp_wr16(msg + 2, (uint16_t)(len / 4));
   memcpy(msg + 4, type_blocks[type], 8);
 }
 
@@ -288,7 +274,7 @@ int zrtp_parse_confirm_plain(const uint8_t *p, size_t len, zrtp_confirm_plain_t 
   c->v = (p[35] & 4) != 0;
   c->a = (p[35] & 2) != 0;
   c->d = (p[35] & 1) != 0;
-  c->cache_expiry = rd32(p + 36);
+  c->cache_expiry = urtp_rd32(p + 36);
   if (len != ZRTP_CONFIRM_PLAIN + 4 * (size_t)c->sig_len)
     return -EBADMSG;
   return 0;
@@ -302,7 +288,7 @@ int zrtp_build_confirm(uint8_t *out, size_t *out_len, zrtp_type_t type, const ui
   uint8_t plain[ZRTP_CONFIRM_PLAIN] = {0};
   memcpy(plain, h0, 32);
   plain[35] = v ? 4 : 0;  /* E, A, D clear: no PBX enrolment, no clear mode, no disclosure */
-  wr32(plain + 36, cache_expiry);
+  urtp_wr32(plain + 36, cache_expiry);
   zrtp_msg_header(out, len, type);
   memcpy(out + 20, iv, 16);
   int rc = zrtp_aes_cfb(true, zrtpkey, key_len, iv, plain, out + 36, sizeof plain);
@@ -328,13 +314,13 @@ int zrtp_parse_error(const uint8_t *m, size_t len, uint32_t *code)
 {
   if (len != ZRTP_ERROR_LEN)
     return -EBADMSG;
-  *code = rd32(m + 12);
+  *code = urtp_rd32(m + 12);
   return 0;
 }
 
 size_t zrtp_build_error(uint8_t *out, uint32_t code)
 {
   zrtp_msg_header(out, ZRTP_ERROR_LEN, ZT_ERROR);
-  wr32(out + 12, code);
+  urtp_wr32(out + 12, code);
   return ZRTP_ERROR_LEN;
 }
