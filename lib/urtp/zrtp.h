@@ -58,6 +58,9 @@
  *    generator, which tests use to be reproducible.
  *  - One session is used by one thread at a time; distinct sessions are
  *    independent (cache file writes are serialised within the process).
+ *  - The protocol does no I/O of its own: packets go out through the
+ *    send callback, and the cache file is read and written by zrtp_cache.c
+ *    only where a cache path is given.
  *
  * Cache file format (text, UTF-8, '\n' line ends, written with mode 0600):
  *   line 1:  "urtp-zrtp-cache 1"
