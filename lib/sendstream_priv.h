@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * sendstream_priv.h - the sending stream's state, shared by its two halves:
+ * sendstream.c (access units to packets to the socket) and sendrtcp.c (its
+ * RTCP: reports, the receiver table, NACKs to retransmissions, key frame
+ * requests, the RTCP thread). Internal.
+ */
+#ifndef URTP_SENDSTREAM_PRIV_H
+#define URTP_SENDSTREAM_PRIV_H
+
+#include "urtp/sendstream.h"
+
+#include <errno.h>
+#include <openssl/rand.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "urtp/au.h"
+#include "urtp/batch.h"
+#include "urtp/history.h"
+#include "urtp/pacer.h"
+#include "urtp/rtcpio.h"
+#include "urtp/rtp.h"
+#include "urtp/rtx.h"
+#include "urtp/pay.h"
+#include "urtp/scl.h"
+#include "urtp/sendthread.h"
+#include "urtp/bytes.h"
+
+#define DEFAULT_FAIL_TIMEOUT_NS (2 * 1000000000LL)
+#define NS_PER_S 1000000000LL
+/* Bitrates are measured over the last second, in slots of 100 ms. */
+#define METER_SLOTS 10
+#define METER_SLOT_NS (NS_PER_S / METER_SLOTS)
+
+typedef struct meter {
+  uint64_t bytes[METER_SLOTS];
+  int64_t slot;                   /* the slot of bytes[slot % N] */
+  int64_t first;                  /* time of the first bytes; -1: none yet */
+} meter_t;
+
+/* RTX packets: the largest RTP packet, the OSN, an SRTP tag. */
+#define RTX_BUF (65535 + 2 + URTP_SRTP_MAX_TRAILER)
+
+struct rtx_bufs {
+  uint8_t orig[65536];
+  uint8_t out[RTX_BUF];
+};
+
+struct urtp_sendstream {
+  urtp_sock_t *sock;
+  urtp_sendstream_config_t cfg;   /* srtp, format and cname pointers cleared */
+  char cname[URTP_RTCP_MAX_TEXT + 1];
+  bool secure;                    /* SRTP, static or agreed: RTCP must be SRTCP */
+  /* SRTCP: contexts apart from the media path's (which only the streaming
+   * thread touches), ours and the receivers'; reports may be built and
+   * compounds taken on any thread, hence the lock */
+  pthread_mutex_t srtcp_lock;
+  urtp_srtp_t srtcp_out, srtcp_in;
+  /* retransmission (cfg.rtx): the sent batches, and the RTX side that
+   * answers NACKs (rtx_lock: whoever takes RTCP) */
+  bool have_hist;
+  urtp_history_t hist;
+  pthread_mutex_t rtx_lock;
+  urtp_sock_t rtx_sock;           /* a handle of the RTP socket */
+  bool have_rtx_sock;
+  urtp_srtp_t srtp_rtx;
+  struct rtx_bufs *rtx_bufs;
+  urtp_rtx_limiter_t rtx_limit;
+  uint16_t rtx_seq;
+  uint64_t last_keyframe;         /* when a request was last passed on */
+  bool keyframe_asked;
+  /* the middle 32 bits of the NTP times of our last sender reports: a
+   * receiver's block must echo one of them (LSR) to be taken (stats_lock) */
+  uint32_t sr_mid[URTP_SENDSTREAM_SR_KEPT];
+  unsigned sr_next;
+  uint32_t fir_ssrc;              /* the last FIR's sender and number */
+  uint8_t fir_seq;
+  bool fir_seen;
+  /* the RTCP thread (urtp_sendstream_rtcp_start) */
+  struct {
+    pthread_t thread;
+    bool running;
+    atomic_bool stop;
+    urtp_rtcpio_t *io;
+    urtp_sendstream_clock_fn clock;
+    urtp_sendstream_rr_fn on_rr;
+    void *user;
+  } rtcp;
+  atomic_int config_interval;
+
+  /* format: written by the streaming thread under ps_lock, which sdp()
+   * takes to read it from elsewhere */
+  bool have_format;
+  urtp_sendstream_format_t fmt;
+  unsigned nal_length_size;       /* of length-prefixed input; 0: unknown */
+  urtp_pay_t pay;
+  bool have_pay;
+
+  /* parameter sets: the current ones change under ps_lock */
+  pthread_mutex_t ps_lock;
+  urtp_params_t ps;
+  bool refs_ps[2];                /* a set's batch points into ps */
+
+  /* access unit being pushed (NAL-aligned input) */
+  bool au_vcl_seen;
+  bool au_ts_valid;
+  uint32_t au_ts;
+  int64_t last_config;            /* time_ns the sets last went out; < 0 none */
+  bool opus_marker;               /* the next Opus packet starts a talkspurt */
+  urtp_nal_t *nals;
+  size_t nals_cap;
+
+  /* Two sets alternate with the send thread: [cur] is being built,
+   * [cur ^ 1] may be in flight until the next flush or drain. */
+  urtp_sendthread_t *sender;
+  unsigned cur;
+  urtp_batch_t batch[2], sbatch[2];
+  urtp_holds_t holds[2];
+  atomic_bool interrupted;        /* the thread's last send was interrupted */
+  const urtp_batch_t *int_batch;  /* ... this batch, after int_off packets */
+  size_t int_off;
+  atomic_int thread_err;          /* sticky -ETIMEDOUT from the thread */
+
+  /* An interrupted send keeps what it did not send: packets tail_off on of
+   * tail_batch (of set tail_set) go out first at the next flush or drain,
+   * or are given up by drop. */
+  bool tail;
+  unsigned tail_set;
+  const urtp_batch_t *tail_batch;
+  size_t tail_off;
+  /* the batch being built, through keys and protection, ready to send */
+  const urtp_batch_t *out;
+
+  /* keys */
+  urtp_srtp_t srtp;
+  uint64_t aus, aus_mark;         /* access units pushed; at the last flush */
+  uint64_t pad0;                  /* pay.pad_bytes already published */
+
+  /* counters, copied out by get_stats */
+  pthread_mutex_t stats_lock;
+  urtp_sendstream_stats_t st;
+  int64_t fail_since;             /* CLOCK_MONOTONIC ns; 0: not failing */
+  /* bytes sent over the last second (wall time; stats_lock) */
+  meter_t sent_meter;
+  /* bytes pushed over the last second of media time (streaming thread):
+   * the stream's own bitrate, which pacing cannot hold down */
+  meter_t media_meter;
+  int64_t media_now;              /* time of the latest push */
+
+  /* pacing (pacer.h): the socket's pacer; rate = max(pacing_rate,
+   * pacing_factor x bitrate), set at each flush */
+  urtp_pacer_t pacer;
+  pthread_mutex_t pacing_lock;
+  uint64_t pacing_rate;           /* bits per second; 0: none */
+  double pacing_factor;           /* 0: none */
+  size_t pacing_burst;
+  uint64_t pacing_effective;      /* what the pacer was last set to */
+  size_t pacing_effective_burst;
+  int64_t behind_t0;              /* the current second of the watch; 0: none */
+  uint64_t behind_waited0;        /* the pacer's waited_ns at its start */
+  atomic_bool behind;             /* the last whole second was nearly all waiting */
+};
+
+static inline int64_t now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+/* Bits per second over the last second as of t (sendstream.c). */
+uint64_t sendstream_meter_rate(meter_t *m, int64_t t);
+
+#endif
