@@ -37,12 +37,15 @@ def result(out, role):
     return None
 
 
-def run_pair(args, plugin_dir, port):
+def run_pair(args, plugin_dir, port, path="uvgrtp"):
+    """One run of path (uvgrtp, or stock: rtph26Xpay ! udpsink -> udpsrc !
+    rtph26Xdepay) with the plugin in plugin_dir; args: bench, codec,
+    seconds, props."""
     env = dict(os.environ)
     env["GST_PLUGIN_PATH"] = plugin_dir
     env["GST_REGISTRY"] = os.path.join(plugin_dir, "ab-registry.bin")
     env.setdefault("GST_DEBUG", "0")
-    common = ["--path", "uvgrtp", "--codec", args.codec, "--buffer-size", str(128 << 20),
+    common = ["--path", path, "--codec", args.codec, "--buffer-size", str(128 << 20),
               "--mtu", "1400"]
     recv = subprocess.Popen([args.bench, "recv", "--port", str(port), "--bind", "127.0.0.1"] + common,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -50,7 +53,7 @@ def run_pair(args, plugin_dir, port):
     wait_ready(recv)
     cmd = [args.bench, "send", "--host", "127.0.0.1", "--port", str(port), "--fps", "0",
            "--seconds", str(args.seconds)] + common
-    if args.props:
+    if args.props and path == "uvgrtp":
         cmd += ["--sink-props", args.props]
     send = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.seconds + 120)
     out, _ = recv.communicate("stop\n", timeout=60)

@@ -42,6 +42,21 @@ tail_hash (GstBuffer * buf)
   return h;
 }
 
+/* A numeric stats field, whatever its integer type; 0 when absent. */
+static gint64
+stat_int (const GstStructure * st, const gchar * field)
+{
+  const GValue *v = gst_structure_get_value (st, field);
+  GValue out = G_VALUE_INIT;
+  gint64 r = 0;
+
+  g_value_init (&out, G_TYPE_INT64);
+  if (v && g_value_transform (v, &out))
+    r = g_value_get_int64 (&out);
+  g_value_unset (&out);
+  return r;
+}
+
 static GstPadProbeReturn
 on_send (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 {
@@ -298,16 +313,33 @@ main (int argc, char **argv)
   g_print ("latency:  mean %.2f ms, median %.2f ms, p99 %.2f ms, max %.2f ms "
       "(encoder output to received access unit)\n",
       s.lat_count ? s.lat_sum_ms / s.lat_count : 0.0, p50, p99, s.lat_max_ms);
+  /* what each element's stats say, in a line apiece (gst-inspect-1.0
+   * uvgrtpsink documents every field) */
   if (tx_stats) {
-    gchar *str = gst_structure_to_string (tx_stats);
-    g_print ("sender:   %s\n", str);
-    g_free (str);
+    gint64 rtt = stat_int (tx_stats, "round-trip-time");
+    gchar *rtt_text = rtt >= 0 ? g_strdup_printf ("round trip %.2f ms", rtt / 1e6) :
+        g_strdup ("no round trip yet");
+
+    g_print ("sender:   %" G_GINT64_FORMAT " packets (%s), %.2f Mbit/s; RTCP: %"
+        G_GINT64_FORMAT " sender reports, %s, %" G_GINT64_FORMAT
+        " lost as receivers report; %" G_GINT64_FORMAT " retransmitted\n",
+        stat_int (tx_stats, "packets"), gst_structure_get_string (tx_stats,
+            "send-mode"), stat_int (tx_stats, "bitrate") / 1e6,
+        stat_int (tx_stats, "rtcp-sent"), rtt_text,
+        stat_int (tx_stats, "packets-lost"), stat_int (tx_stats, "rtx-packets"));
+    g_free (rtt_text);
     gst_structure_free (tx_stats);
   }
   if (rx_stats) {
-    gchar *str = gst_structure_to_string (rx_stats);
-    g_print ("receiver: %s\n", str);
-    g_free (str);
+    g_print ("receiver: %" G_GINT64_FORMAT " packets (%s), %" G_GINT64_FORMAT
+        " lost, %" G_GINT64_FORMAT " recovered, %" G_GINT64_FORMAT
+        " access units dropped, %" G_GINT64_FORMAT " kernel drops; RTCP: %"
+        G_GINT64_FORMAT " sender reports in, %" G_GINT64_FORMAT
+        " receiver reports out\n", stat_int (rx_stats, "packets"),
+        gst_structure_get_string (rx_stats, "recv-mode"),
+        stat_int (rx_stats, "lost"), stat_int (rx_stats, "recovered"),
+        stat_int (rx_stats, "dropped"), stat_int (rx_stats, "kernel-drops"),
+        stat_int (rx_stats, "sr-received"), stat_int (rx_stats, "rtcp-sent"));
     gst_structure_free (rx_stats);
   }
   /* On loopback at a live rate nothing should be lost: say so in the exit
