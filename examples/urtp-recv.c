@@ -3,7 +3,7 @@
  * urtp-recv: receives an RTP stream with lib/ alone (no GStreamer) and
  * writes its access units to a file in Annex-B byte-stream form, as a
  * decoder or `ffplay` reads it. The receiving half of uvgRTP-style use of
- * the library: a socket (net.h), a receiving stream (recvstream.h), a loop.
+ * the library: a receiver (urtp/urtp.h) that owns its sockets and RTCP.
  *
  *   urtp-recv --port P --output FILE [--codec h265|h264|h266]
  *             [--address A] [--pt N] [--frames N] [--idle-ms MS]
@@ -20,10 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "urtp/net.h"
-#include "urtp/recvstream.h"
-#include "urtp/rtcpio.h"
-#include "urtp/srtp.h"
+#include <urtp/urtp.h>
 
 static uint64_t now_ns(void)
 {
@@ -42,24 +39,10 @@ static void usage(FILE *f)
           "NAME: AES_CM_128_HMAC_SHA1_80 (default), AEAD_AES_128_GCM, ...\n");
 }
 
-#ifdef URTP_HAVE_SRTP
-static int profile_from_name(const char *name, urtp_srtp_profile_t *out)
-{
-  for (int p = 0; p < URTP_SRTP_PROFILE_COUNT; p++) {
-    const char *n = urtp_srtp_profile_name((urtp_srtp_profile_t)p);
-    if (n && strcmp(n, name) == 0) {
-      *out = (urtp_srtp_profile_t)p;
-      return 0;
-    }
-  }
-  return -EINVAL;
-}
-#endif
-
 int main(int argc, char **argv)
 {
   const char *address = "0.0.0.0", *output = NULL, *codec_name = "h265";
-  const char *srtp_key = NULL, *srtp_profile = "AES_CM_128_HMAC_SHA1_80";
+  const char *srtp_key = NULL, *srtp_profile = NULL;
   int port = 0, pt = -1;
   long frames_max = 0, idle_ms = 2000;
   static const struct option opts[] = {
@@ -88,137 +71,65 @@ int main(int argc, char **argv)
   }
   urtp_codec_t codec;
   if (port <= 0 || port > 65535 || !output || urtp_codec_from_name(codec_name, &codec) < 0 ||
-      codec == URTP_CODEC_OPUS) {
+      codec == URTP_CODEC_OPUS || idle_ms <= 0) {
     usage(stderr);
     return 2;
   }
 
-  urtp_recvstream_config_t cfg = {
-    .codec = codec,
-    .pt = pt,
-    .ssrc = -1,
-    .latency = 50000000,
-    .loss_policy = URTP_LOSS_DROP_AU,
-  };
-  urtp_srtp_config_t srtp = { .dir = URTP_SRTP_INBOUND, .any_ssrc = true, .replay_window = 1024 };
-  uint8_t key[URTP_SRTP_MAX_KEY_LEN];
-  if (srtp_key) {
-#ifdef URTP_HAVE_SRTP
-    char why[160];
-    if (profile_from_name(srtp_profile, &srtp.profile) < 0 ||
-        urtp_srtp_key_from_hex(srtp_key, srtp.profile, key, why, sizeof why) < 0) {
-      fprintf(stderr, "urtp-recv: bad --srtp-key or --srtp-profile\n");
-      return 2;
-    }
-    srtp.key = key;
-    srtp.key_len = urtp_srtp_key_len(srtp.profile);
-    cfg.srtp = &srtp;
-#else
-    (void)srtp;
-    (void)key;
-    (void)srtp_profile;
-    fprintf(stderr, "urtp-recv: built without SRTP\n");
-    return 2;
-#endif
+  urtp_recv_config_t cfg;
+  urtp_recv_config_init(&cfg, codec);
+  cfg.port = (uint16_t)port;
+  cfg.bind_addr = address;
+  cfg.pt = pt;
+  cfg.srtp_key = srtp_key;
+  cfg.srtp_profile = srtp_profile;
+  cfg.rcvbuf = 32 << 20;
+  urtp_receiver_t *r;
+  int rc = urtp_receiver_open(&r, &cfg);
+  if (rc < 0) {
+    fprintf(stderr, "urtp-recv: cannot receive on %s:%d: %s\n", address, port,
+            rc == -EINVAL ? "bad --srtp-key or --srtp-profile" : strerror(-rc));
+    return rc == -EINVAL ? 2 : 1;
   }
-
-  urtp_sock_t sock;
-  urtp_sock_config_t sc = {
-    .bind_addr = address,
-    .bind_port = (uint16_t)port,
-    .dscp = -1,
-    .rcvbuf = 32 << 20,
-    .reuse = true,
-    .rx_mode = URTP_IO_AUTO,
-  };
-  int r = urtp_sock_open(&sock, &sc);
-  if (r < 0) {
-    fprintf(stderr, "urtp-recv: cannot bind %s:%d: %s\n", address, port, strerror(-r));
-    return 1;
-  }
-  urtp_rx_t rx;
-  urtp_recvstream_t *stream;
-  if ((r = urtp_rx_init(&rx, 64, 65536)) < 0 || (r = urtp_recvstream_new(&cfg, &stream)) < 0) {
-    fprintf(stderr, "urtp-recv: %s\n", strerror(-r));
-    return 1;
-  }
-  /* RTCP on port + 1 (SRTCP with --srtp-key): receiver reports go back to
-   * where the sender's reports come from */
-  urtp_rtcpio_t rtcp;
-  urtp_rtcpio_config_t rc = { .bind_addr = address, .bind_port = (uint16_t)(port + 1),
-                              .reuse = true };
-  bool rtcp_on = urtp_rtcpio_open(&rtcp, &rc, now_ns()) == 0;
-  if (rtcp_on)
-    sock.watch_fd = rtcp.sock.fd;
   FILE *out = strcmp(output, "-") == 0 ? stdout : fopen(output, "wb");
   if (!out) {
     fprintf(stderr, "urtp-recv: cannot write %s: %s\n", output, strerror(errno));
     return 1;
   }
 
-  uint64_t frames = 0, bytes = 0, started = 0, last = now_ns();
-  for (;;) {
-    /* wait no longer than the stream's next deadline (a gap given up) */
-    uint64_t t = now_ns(), deadline = urtp_recvstream_deadline(stream);
-    if (rtcp_on && urtp_rtcpio_deadline(&rtcp) < deadline)
-      deadline = urtp_rtcpio_deadline(&rtcp);
-    int wait = deadline == UINT64_MAX ? 100 : deadline > t ? (int)((deadline - t) / 1000000) + 1 : 0;
-    int n = urtp_sock_recv(&sock, &rx, wait < 100 ? wait : 100);
-    if (n < 0 && n != -EINTR) {
+  /* until --frames, or --idle-ms without an access unit once one came */
+  uint64_t frames = 0, bytes = 0, started = 0, last = 0;
+  urtp_frame_t f;
+  while (!frames_max || frames < (uint64_t)frames_max) {
+    int n = urtp_receiver_pull(r, &f, started ? (int)idle_ms : -1);
+    if (n < 0)
       fprintf(stderr, "urtp-recv: receive failed: %s\n", strerror(-n));
+    if (n <= 0)
       break;
-    }
-    t = now_ns();
-    if (n > 0) {
-      urtp_recvstream_push_rx(stream, &sock, &rx, (size_t)n, t);
-      last = t;
-      if (!started)
-        started = t;
-    }
-    urtp_recvstream_expire(stream, t);
-    if (rtcp_on)
-      urtp_recvstream_rtcp_service(stream, &rtcp, t, t);
-
-    urtp_recvstream_frame_t f;
-    while (urtp_recvstream_pop(stream, &f)) {
-      size_t plen;
-      const uint8_t *params = urtp_recvstream_params(stream, &plen);
-      if ((f.flags & URTP_FRAME_PARAMS) && params)
-        fwrite(params, 1, plen, out);
-      fwrite(f.au.data, 1, f.au.len, out);
-      bytes += f.au.len;
-      frames++;
-      urtp_depay_release(f.au.data);
-    }
-    if (frames_max && frames >= (uint64_t)frames_max)
-      break;
-    if (started && t - last >= (uint64_t)idle_ms * 1000000u)
-      break;
+    last = now_ns();
+    if (!started)
+      started = last;
+    if (f.params)
+      fwrite(f.params, 1, f.params_len, out);
+    fwrite(f.data, 1, f.len, out);
+    bytes += f.len;
+    frames++;
   }
   if (out != stdout)
     fclose(out);
 
-  urtp_recvstream_stats_t st;
-  if (rtcp_on) {
-    uint8_t bye[512];
-    int len = urtp_recvstream_rtcp_report(stream, now_ns(), true, bye, sizeof bye);
-    if (len > 0)
-      urtp_rtcpio_send(&rtcp, bye, (size_t)len, now_ns());
-    urtp_rtcpio_close(&rtcp);
-  }
-  urtp_recvstream_stats(stream, &st);
+  urtp_receiver_stats_t st;
+  urtp_receiver_stats(r, &st);
+  urtp_receiver_close(r);
   double secs = started ? (double)(last - started) / 1e9 : 0;
   printf("urtp-recv: %llu access units, %llu bytes in %.2f s; %llu packets, %llu lost, "
          "%llu access units dropped, %llu source changes, %llu kernel drops\n",
          (unsigned long long)frames, (unsigned long long)bytes, secs,
-         (unsigned long long)st.depay.packets, (unsigned long long)st.depay.seq.lost,
-         (unsigned long long)st.depay.dropped_aus, (unsigned long long)st.source.changes,
+         (unsigned long long)st.packets, (unsigned long long)st.lost,
+         (unsigned long long)st.frames_dropped, (unsigned long long)st.sender_changes,
          (unsigned long long)st.kernel_drops);
-  if (st.rtcp_sr)
+  if (st.sender_reports)
     printf("urtp-recv: RTCP: %llu sender reports from %s, %llu receiver reports sent\n",
-           (unsigned long long)st.rtcp_sr, st.cname, (unsigned long long)st.rtcp_sent);
-  urtp_recvstream_free(stream);
-  urtp_rx_destroy(&rx);
-  urtp_sock_close(&sock);
+           (unsigned long long)st.sender_reports, st.cname, (unsigned long long)st.rtcp_sent);
   return frames > 0 ? 0 : 1;
 }

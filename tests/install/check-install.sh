@@ -113,6 +113,14 @@ for ex in urtp-minimal-send urtp-minimal-recv; do
     fail "examples/$ex.c did not build against urtp.pc"
   echo "# examples/$ex.c ($loc lines of code) built against the installed urtp.pc"
 done
+# the full-featured tools, on the same header
+for ex in urtp-send urtp-recv; do
+  # shellcheck disable=SC2086
+  "$cc" -std=c11 -D_GNU_SOURCE -Wall -Werror $cflags "$src/examples/$ex.c" -o "$stage/$ex" $libs ||
+    fail "examples/$ex.c did not build against urtp.pc"
+  LD_LIBRARY_PATH=$libdir "$stage/$ex" --help >/dev/null || fail "$ex --help failed"
+  echo "# examples/$ex.c built against the installed urtp.pc and ran"
+done
 LD_LIBRARY_PATH=$libdir bash "$src/tests/install/minimal-interop.sh" "$stage" ||
   fail "the minimal examples did not interoperate"
 
