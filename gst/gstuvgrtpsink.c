@@ -108,23 +108,23 @@
 
 #include <gst/video/video.h>
 
+#include "gstuvgrtpprops.h"
 #include "gstuvgrtpsink.h"
+#include "gstuvgrtpstats.h"
 #include "gstuvgrtpsrtp.h"
 #include "urtp/history.h"
 #include "urtp/rtx.h"
 #include "gstuvgrtpzrtpctl.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
+GST_DEBUG_CATEGORY (gst_uvgrtp_sink_debug);
 #define GST_CAT_DEFAULT gst_uvgrtp_sink_debug
 
 #define DEFAULT_HOST              "localhost"
 #define DEFAULT_PORT              5004
 #define DEFAULT_BIND_ADDRESS      NULL
 #define DEFAULT_BIND_PORT         0
-#define DEFAULT_BUFFER_SIZE       0
 #define DEFAULT_TTL               64
 #define DEFAULT_TTL_MC            1
-#define DEFAULT_MULTICAST_IFACE   NULL
 #define DEFAULT_AUTO_MULTICAST    TRUE
 #define DEFAULT_LOOP              TRUE
 #define DEFAULT_QOS_DSCP          -1
@@ -141,21 +141,11 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_debug);
 #define DEFAULT_PACING_RATE       0
 #define DEFAULT_PACING_FACTOR     0.0
 #define DEFAULT_PACING_BURST      0
-#define DEFAULT_RTCP              TRUE
-#define DEFAULT_RTCP_PORT         0
 #define DEFAULT_RTCP_BIND_PORT    0
-#define DEFAULT_RTCP_MUX          FALSE
-#define DEFAULT_CNAME             NULL
-#define DEFAULT_RTCP_MIN_INTERVAL (5 * GST_SECOND)
-#define DEFAULT_DO_RETRANSMISSION TRUE
-#define DEFAULT_RTX_PT            -1
 #define DEFAULT_RTX_MAX_SIZE_TIME 1000
 #define DEFAULT_RTX_MAX_SIZE_PACKETS URTP_HISTORY_PACKETS
 #define DEFAULT_MIN_FORCE_KEY_UNIT_INTERVAL URTP_SENDSTREAM_KEYFRAME_INTERVAL
 #define DEFAULT_SDP_FILE          NULL
-#define DEFAULT_SRTP_KEY          NULL
-#define DEFAULT_SRTP_CIPHER       GST_UVGRTP_DEFAULT_SRTP_CIPHER
-#define DEFAULT_SRTP_AUTH         GST_UVGRTP_DEFAULT_SRTP_AUTH
 
 /* The smallest MTU rtpbasepayload accepts; below URTP_PAY_MIN_MTU the
  * payload formats themselves refuse it, with an error naming the property. */
@@ -170,10 +160,8 @@ enum
   PROP_PORT,
   PROP_BIND_ADDRESS,
   PROP_BIND_PORT,
-  PROP_BUFFER_SIZE,
   PROP_TTL,
   PROP_TTL_MC,
-  PROP_MULTICAST_IFACE,
   PROP_AUTO_MULTICAST,
   PROP_LOOP,
   PROP_QOS_DSCP,
@@ -190,29 +178,16 @@ enum
   PROP_PACING_RATE,
   PROP_PACING_FACTOR,
   PROP_PACING_BURST,
-  PROP_RTCP,
-  PROP_RTCP_PORT,
   PROP_RTCP_BIND_PORT,
-  PROP_RTCP_MUX,
-  PROP_CNAME,
-  PROP_RTCP_MIN_INTERVAL,
-  PROP_DO_RETRANSMISSION,
-  PROP_RTX_PT,
   PROP_RTX_MAX_SIZE_TIME,
   PROP_RTX_MAX_SIZE_PACKETS,
   PROP_MIN_FORCE_KEY_UNIT_INTERVAL,
   PROP_STATS,
   PROP_SDP,
   PROP_SDP_FILE,
-  PROP_SRTP_KEY,
-  PROP_SRTP_CIPHER,
-  PROP_SRTP_AUTH,
-  /* GST_UVGRTP_ZRTP_N_PROPS ids from here on (gstuvgrtpzrtpctl.h) */
-  PROP_ZRTP_FIRST,
+  /* GST_UVGRTP_N_PROPS shared ids from here on (gstuvgrtpprops.h) */
+  PROP_SHARED_FIRST,
 };
-
-#define IS_ZRTP_PROP(id) ((id) >= PROP_ZRTP_FIRST && \
-    (id) < PROP_ZRTP_FIRST + GST_UVGRTP_ZRTP_N_PROPS)
 
 /* One mapped input buffer: the hold of a push (lib/urtp/sendstream.h),
  * given back by release_hold() once no packet points into it. */
@@ -250,7 +225,6 @@ static void gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec);
 static gboolean gst_uvgrtp_sink_start (GstBaseSink * bsink);
 static gboolean gst_uvgrtp_sink_stop (GstBaseSink * bsink);
-static gboolean gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps);
 static gboolean gst_uvgrtp_sink_event (GstBaseSink * bsink, GstEvent * event);
 static GstFlowReturn gst_uvgrtp_sink_render (GstBaseSink * bsink,
     GstBuffer * buffer);
@@ -311,18 +285,6 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           "Local UDP port to send from (0 = ephemeral)", 0, 65535,
           DEFAULT_BIND_PORT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
-   * GstUvgRtpSink:buffer-size:
-   *
-   * Kernel send buffer size in bytes; 0 keeps the system default. As root
-   * the size may exceed net.core.wmem_max. The size granted is reported in
-   * #GstUvgRtpSink:stats.
-   */
-  g_object_class_install_property (gobject_class, PROP_BUFFER_SIZE,
-      g_param_spec_int ("buffer-size", "Buffer Size",
-          "Kernel send buffer in bytes (0 = system default); stats report the size granted", 0,
-          G_MAXINT, DEFAULT_BUFFER_SIZE,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
    * GstUvgRtpSink:ttl:
    *
    * Time to live (hop limit) of unicast packets, 0 to 255.
@@ -340,16 +302,6 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
       g_param_spec_int ("ttl-mc", "Multicast TTL",
           "Hop limit of multicast packets", 0, 255,
           DEFAULT_TTL_MC, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSink:multicast-iface:
-   *
-   * Name of the network interface multicast packets leave through (for
-   * example "eth0"), or %NULL for the routing table's choice.
-   */
-  g_object_class_install_property (gobject_class, PROP_MULTICAST_IFACE,
-      g_param_spec_string ("multicast-iface", "Multicast Interface",
-          "Interface multicast packets leave through (NULL = routing table's choice)",
-          DEFAULT_MULTICAST_IFACE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
    * GstUvgRtpSink:auto-multicast:
    *
@@ -562,33 +514,6 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           0, 64 << 20, DEFAULT_PACING_BURST,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
-   * GstUvgRtpSink:rtcp:
-   *
-   * RTCP (RFC 3550): send sender reports (our RTP clock against wall-clock
-   * NTP time, so that receivers can line up several streams; packet and
-   * octet counts; our CNAME) to #GstUvgRtpSink:rtcp-port, and read
-   * receivers' reports (loss, jitter, round-trip time: in
-   * #GstUvgRtpSink:stats and a "uvgrtp-rtcp" element message each). With
-   * #GstUvgRtpSink:srtp-key or #GstUvgRtpSink:zrtp, RTCP is SRTCP (RFC 3711)
-   * both ways, keyed as the media (with ZRTP, each side's key of the
-   * agreement, RFC 6189 4.5.3; no reports go out before it is confirmed).
-   * Read when the element starts.
-   */
-  g_object_class_install_property (gobject_class, PROP_RTCP,
-      g_param_spec_boolean ("rtcp", "RTCP",
-          "Send sender reports to rtcp-port and read receiver reports",
-          DEFAULT_RTCP, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSink:rtcp-port:
-   *
-   * The receiver's RTCP port: 0 for #GstUvgRtpSink:port + 1, as RFC 3550
-   * pairs them.
-   */
-  g_object_class_install_property (gobject_class, PROP_RTCP_PORT,
-      g_param_spec_int ("rtcp-port", "RTCP port",
-          "Where RTCP goes (0 = port + 1)", 0, G_MAXUINT16, DEFAULT_RTCP_PORT,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
    * GstUvgRtpSink:rtcp-bind-port:
    *
    * The local port RTCP goes out from and receivers' reports are read on
@@ -601,74 +526,6 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           "Local RTCP port, where receiver reports are read (0 = any)",
           0, G_MAXUINT16, DEFAULT_RTCP_BIND_PORT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSink:rtcp-mux:
-   *
-   * RTCP on the RTP port, both ways (RFC 5761, as WebRTC has it): our
-   * reports go to #GstUvgRtpSink:port from our RTP port, and receivers'
-   * reports are read there, told apart from ZRTP by their packet type.
-   * #GstUvgRtpSink:rtcp-port and #GstUvgRtpSink:rtcp-bind-port are then
-   * unused, and the SDP says a=rtcp-mux. The receiver needs it too
-   * (uvgrtpsrc's rtcp-mux). Read when the element starts.
-   */
-  g_object_class_install_property (gobject_class, PROP_RTCP_MUX,
-      g_param_spec_boolean ("rtcp-mux", "RTCP mux",
-          "RTCP on the RTP port (RFC 5761) instead of rtcp-port",
-          DEFAULT_RTCP_MUX, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSink:cname:
-   *
-   * The CNAME in our reports. NULL: one made once per process, so that
-   * every sink of the process shares it and receivers can synchronise
-   * their streams (RFC 3550 6.5.1).
-   */
-  g_object_class_install_property (gobject_class, PROP_CNAME,
-      g_param_spec_string ("cname", "CNAME",
-          "CNAME in sender reports (NULL = one per process)", DEFAULT_CNAME,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSink:rtcp-min-interval:
-   *
-   * The least time between our reports in nanoseconds, as rtpsession's
-   * property: RFC 3550's 5 s by default (the first after half of it).
-   */
-  g_object_class_install_property (gobject_class, PROP_RTCP_MIN_INTERVAL,
-      g_param_spec_uint64 ("rtcp-min-interval", "RTCP minimum interval",
-          "Minimum time between sender reports in ns", GST_MSECOND,
-          G_MAXUINT64, DEFAULT_RTCP_MIN_INTERVAL,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSink:do-retransmission:
-   *
-   * Answer receivers' NACKs (RFC 4585) with retransmissions (RFC 4588:
-   * RTX packets of #GstUvgRtpSink:rtx-pt under an SSRC of their own, on the
-   * RTP port, as rtprtxsend sends them; SRTP-protected with the media).
-   * Sent packets are kept for this, without a copy: the input buffers stay
-   * referenced up to #GstUvgRtpSink:rtx-max-size-time (buffers from a
-   * buffer pool are copied first, so that upstream's pool does not run
-   * dry). Each packet goes again at most once per half round trip, and all
-   * retransmissions within half the stream's bitrate. Needs
-   * #GstUvgRtpSink:rtcp; without NACKs from the receiver nothing is sent
-   * again. The SDP then offers RTP/AVPF with nack, nack pli and ccm fir,
-   * and the rtx payload type. Read when the element starts.
-   */
-  g_object_class_install_property (gobject_class, PROP_DO_RETRANSMISSION,
-      g_param_spec_boolean ("do-retransmission", "Do retransmission",
-          "Answer NACKs with RTX retransmissions (RFC 4588) from the packets "
-          "sent over rtx-max-size-time", DEFAULT_DO_RETRANSMISSION,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSink:rtx-pt:
-   *
-   * The payload type of retransmissions (the SDP's rtx format, apt= the
-   * media's #GstUvgRtpSink:pt): -1 (the default) for the one after pt (97
-   * for 96), which uvgrtpsrc assumes too. For rtpbin receivers, the
-   * payload-type-map of rtprtxreceive maps it to pt.
-   */
-  g_object_class_install_property (gobject_class, PROP_RTX_PT,
-      g_param_spec_int ("rtx-pt", "RTX payload type",
-          "Payload type of retransmissions (-1 = pt + 1)", -1, 127,
-          DEFAULT_RTX_PT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
    * GstUvgRtpSink:rtx-max-size-time:
    *
@@ -710,80 +567,6 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           0, G_MAXUINT64, DEFAULT_MIN_FORCE_KEY_UNIT_INTERVAL,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
-   * GstUvgRtpSink:stats:
-   *
-   * A #GstStructure named "application/x-uvgrtp-sink-stats" with the fields
-   * packets, bytes (RTP packets and their bytes sent, SRTP tags
-   * included), access-units,
-   * send-errors (packets the kernel refused, plus ICMP error reports for
-   * earlier packets), syscalls (send system calls), send-messages (what
-   * those calls handed the kernel: a packet each, or with UDP GSO a run of
-   * equal-sized packets each, so packets / send-messages is the packets per
-   * GSO send), padding-bytes (RTP
-   * padding added by #GstUvgRtpSink:pad-fragments, counted in bytes once
-   * sent),
-   * srtp-errors (packets SRTP protection refused: a repeated sequence
-   * number, or a packet too large to take its tag; 0 without SRTP),
-   * with #GstUvgRtpSink:zrtp: zrtp-sent, zrtp-received (ZRTP packets,
-   * retransmissions included), zrtp-retransmits, zrtp-bad (malformed),
-   * zrtp-unexpected (valid but not for the state), zrtp-auth-failures
-   * (hash chain or MAC wrong), zrtp-restarts (exchanges started over after
-   * a timeout or a peer that started over), zrtp-foreign (ZRTP ignored:
-   * not from the peer the element is bound to, see docs/zrtp.md), zrtp-held (access units not
-   * sent while the keys were pending), zrtp-held-packets (their RTP
-   * packets), zrtp-sent-clear (packets sent in clear with
-   * #GstUvgRtpSink:zrtp-allow-clear), all 0 without ZRTP;
-   * bitrate (bits per second sent over the last second), pacing-rate (the
-   * rate the pacer uses now, 0 when not pacing), pacing-waits (sends that
-   * waited for their turn), pacing-waited and pacing-max-wait (their time,
-   * summed and the longest, in nanoseconds), pacing-max-queue (the most
-   * bytes held back by the pacer at once), pacing-behind (times the stream
-   * fell behind its pacing rate);
-   * RTCP (#GstUvgRtpSink:rtcp): rtcp-sent (our sender reports),
-   * rtcp-received, rtcp-bad (compound packets that failed RFC 3550's
-   * checks, or SRTCP's), rtcp-foreign (plain RTCP from another host than
-   * the one our media goes to: dropped whole, in neither of those),
-   * rr-received (report blocks about this stream), rr-rejected (blocks
-   * about it that echo none of our last 16 sender reports: ignored), with
-   * SRTP srtcp-auth-failures, srtcp-replays and srtcp-errors (SRTCP
-   * that did not verify, came again, or was refused otherwise; each also
-   * in rtcp-bad);
-   * all #guint64; from the latest of those blocks: rr-ssrc (guint, who
-   * sent it), fraction-lost (guint, 1/256), packets-lost (gint,
-   * cumulative), jitter (guint, timestamp units), round-trip-time (gint64,
-   * ns; -1 before a block with a sender report time), each also posted as
-   * an element message "uvgrtp-rtcp" with type "rr"; loss recovery
-   * (#GstUvgRtpSink:do-retransmission): nacks-received (NACK packets about
-   * this stream), nack-seqs (the packets they asked for, each counted once
-   * in rtx-packets (sent again; rtx-bytes their bytes, not in bitrate),
-   * rtx-missing (no longer kept), rtx-repeats (sent again within half a round
-   * trip already), rtx-over-budget (beyond half the bitrate) or
-   * rtx-errors), history-packets (kept now), pli-received, fir-received
-   * (key frame requests of receivers that report on the stream),
-   * keyframe-requests-unknown (those of receivers that never did:
-   * ignored) and keyframe-requests (those passed upstream as
-   * force-key-unit events, at most one per
-   * #GstUvgRtpSink:min-force-key-unit-interval), all #guint64, and
-   * rtx-ssrc, rtx-pt (#guint); receivers (a
-   * #GstValueArray of "application/x-uvgrtp-receiver" structures, one per
-   * receiver that reports, the latest 16, one that says BYE leaves: ssrc,
-   * reports, fraction-lost, packets-lost, jitter, ext-max-seq,
-   * round-trip-time as above, last-rr-time: when its last block arrived,
-   * #guint64 NTP format); buffer-size (#gint, the send buffer the kernel granted),
-   * send-mode (#gchararray, the mode in use: gso, mmsg or plain), ssrc,
-   * seqnum-offset, timestamp-offset and clock-rate (#guint),
-   * srtp-backend (#gchararray, the libsrtp2 in use and its crypto library;
-   * only in builds with SRTP); then #GstBaseSink's own fields (rendered,
-   * dropped, average-rate).
-   *
-   * This replaces #GstBaseSink:stats, whose fields it includes.
-   */
-  g_object_class_install_property (gobject_class, PROP_STATS,
-      g_param_spec_boxed ("stats", "Statistics",
-          "Counters: packets, bytes, access-units, send-errors, syscalls, "
-          "srtp-errors, bitrate, pacing; buffer-size, send-mode",
-          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
-  /**
    * GstUvgRtpSink:sdp:
    *
    * A session description (RFC 8866) for the stream, with the parameter
@@ -805,55 +588,12 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
       g_param_spec_string ("sdp-file", "SDP file",
           "Path to write the session description to (NULL = none)",
           DEFAULT_SDP_FILE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSink:srtp-key:
-   *
-   * Send SRTP with this master key followed by its master salt, given as
-   * hex digits: the bytes srtpenc's key property takes. The length follows
-   * #GstUvgRtpSink:srtp-cipher: 30 bytes (60 digits) for aes-128-icm, 46
-   * for aes-256-icm, 28 for aes-128-gcm and 44 for aes-256-gcm. %NULL or
-   * empty (the default) sends plain RTP.
-   *
-   * Read when the element starts; a key of the wrong length or with
-   * characters that are not hex digits is an error then. Every start is a
-   * new SRTP session from roll-over counter 0: do not restart with the same
-   * key and a fixed #GstUvgRtpSink:ssrc, which would encrypt new packets
-   * with key stream already used.
-   */
-  g_object_class_install_property (gobject_class, PROP_SRTP_KEY,
-      g_param_spec_string ("srtp-key", "SRTP key",
-          "SRTP master key followed by master salt, as hex digits, as srtpenc's "
-          "key (NULL or empty = plain RTP)", DEFAULT_SRTP_KEY,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSink:srtp-cipher:
-   *
-   * SRTP cipher, named as srtpenc's rtp-cipher: aes-128-icm (the default),
-   * aes-256-icm, aes-128-gcm or aes-256-gcm. null, which would send the
-   * payload unencrypted, is refused. Used only with
-   * #GstUvgRtpSink:srtp-key.
-   */
-  g_object_class_install_property (gobject_class, PROP_SRTP_CIPHER,
-      g_param_spec_enum ("srtp-cipher", "SRTP cipher",
-          "SRTP cipher (as srtpenc's rtp-cipher; null is refused)",
-          GST_TYPE_UVGRTP_SRTP_CIPHER, DEFAULT_SRTP_CIPHER,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSink:srtp-auth:
-   *
-   * SRTP authentication, named as srtpenc's rtp-auth: hmac-sha1-80 (the
-   * default, a 10-byte tag) or hmac-sha1-32 (4 bytes) with the ICM
-   * ciphers; null with the GCM ciphers, which authenticate by themselves
-   * (a 16-byte tag). Any other pairing is an error when the element starts.
-   */
-  g_object_class_install_property (gobject_class, PROP_SRTP_AUTH,
-      g_param_spec_enum ("srtp-auth", "SRTP authentication",
-          "SRTP authentication (as srtpenc's rtp-auth; null with GCM only)",
-          GST_TYPE_UVGRTP_SRTP_AUTH, DEFAULT_SRTP_AUTH,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-
-  /* zrtp, zrtp-allow-clear, ..., and the zrtp-set-sas-verified signal */
-  gst_uvgrtp_zrtp_install (gobject_class, PROP_ZRTP_FIRST,
+  /* documented in gstuvgrtpstats.c */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      gst_uvgrtp_sink_stats_param_spec ());
+  /* socket, RTCP, SRTP, retransmission and ZRTP, as uvgrtpsrc's */
+  gst_uvgrtp_props_install (gobject_class, PROP_SHARED_FIRST,
+      GST_UVGRTP_ROLE_SENDER,
       G_CALLBACK (gst_uvgrtp_sink_zrtp_set_sas_verified));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
@@ -873,9 +613,6 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_AGGREGATE_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_SEND_MODE, 0);
-  gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_SRTP_CIPHER, 0);
-  gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_SRTP_AUTH, 0);
-  gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_ZRTP_STATE, 0);
 }
 
 static void
@@ -885,10 +622,8 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->port = DEFAULT_PORT;
   self->bind_address = g_strdup (DEFAULT_BIND_ADDRESS);
   self->bind_port = DEFAULT_BIND_PORT;
-  self->buffer_size = DEFAULT_BUFFER_SIZE;
   self->ttl = DEFAULT_TTL;
   self->ttl_mc = DEFAULT_TTL_MC;
-  self->multicast_iface = g_strdup (DEFAULT_MULTICAST_IFACE);
   self->auto_multicast = DEFAULT_AUTO_MULTICAST;
   self->loop = DEFAULT_LOOP;
   self->qos_dscp = DEFAULT_QOS_DSCP;
@@ -905,22 +640,12 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->pacing_rate = DEFAULT_PACING_RATE;
   self->pacing_factor = DEFAULT_PACING_FACTOR;
   self->pacing_burst = DEFAULT_PACING_BURST;
-  self->rtcp = DEFAULT_RTCP;
-  self->rtcp_port = DEFAULT_RTCP_PORT;
   self->rtcp_bind_port = DEFAULT_RTCP_BIND_PORT;
-  self->rtcp_mux = DEFAULT_RTCP_MUX;
-  self->cname = g_strdup (DEFAULT_CNAME);
-  self->rtcp_min_interval = DEFAULT_RTCP_MIN_INTERVAL;
-  self->do_retransmission = DEFAULT_DO_RETRANSMISSION;
-  self->rtx_pt = DEFAULT_RTX_PT;
   self->rtx_max_size_time = DEFAULT_RTX_MAX_SIZE_TIME;
   self->rtx_max_size_packets = DEFAULT_RTX_MAX_SIZE_PACKETS;
   self->min_force_key_unit_interval = DEFAULT_MIN_FORCE_KEY_UNIT_INTERVAL;
   self->sdp_file = g_strdup (DEFAULT_SDP_FILE);
-  self->srtp_key = g_strdup (DEFAULT_SRTP_KEY);
-  self->srtp_cipher = DEFAULT_SRTP_CIPHER;
-  self->srtp_auth = DEFAULT_SRTP_AUTH;
-  gst_uvgrtp_zrtp_settings_init (&self->zrtp);
+  gst_uvgrtp_settings_init (&self->common, GST_UVGRTP_ROLE_SENDER);
 
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
@@ -943,14 +668,11 @@ gst_uvgrtp_sink_finalize (GObject * object)
   }
   g_free (self->host);
   g_free (self->bind_address);
-  g_free (self->multicast_iface);
   g_free (self->sdp_file);
-  g_free (self->cname);
   g_free (self->remote_ip);
-  gst_uvgrtp_free_secret (self->srtp_key);
   gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
   gst_uvgrtp_zrtp_ctl_unref (self->zrtp_ctl);
-  gst_uvgrtp_zrtp_settings_clear (&self->zrtp);
+  gst_uvgrtp_settings_clear (&self->common);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -960,165 +682,45 @@ gst_uvgrtp_sink_finalize (GObject * object)
 
 /* Call with the object lock held. */
 
-/* One structure per receiver that reports on the stream, as a GstValueArray
- * in the stats' "receivers" field. */
-static void
-receivers_to_stats (GstStructure * s, const urtp_sendstream_stats_t * st)
-{
-  GValue arr = G_VALUE_INIT;
-
-  gst_value_array_init (&arr, st->nreceivers);
-  for (unsigned i = 0; i < st->nreceivers; i++) {
-    const urtp_sendstream_receiver_t *e = &st->receivers[i];
-    GValue v = G_VALUE_INIT;
-
-    g_value_init (&v, GST_TYPE_STRUCTURE);
-    g_value_take_boxed (&v, gst_structure_new ("application/x-uvgrtp-receiver",
-            "ssrc", G_TYPE_UINT, (guint) e->ssrc,
-            "reports", G_TYPE_UINT64, (guint64) e->reports,
-            "fraction-lost", G_TYPE_UINT, (guint) e->rr.fraction,
-            "packets-lost", G_TYPE_INT, (gint) e->rr.lost,
-            "jitter", G_TYPE_UINT, (guint) e->rr.jitter,
-            "ext-max-seq", G_TYPE_UINT, (guint) e->rr.ext_max_seq,
-            "round-trip-time", G_TYPE_INT64, (gint64) e->rtt_ns,
-            "last-rr-time", G_TYPE_UINT64, (guint64) e->last_ntp, NULL));
-    gst_value_array_append_and_take_value (&arr, &v);
-  }
-  gst_structure_take_value (s, "receivers", &arr);
-}
 static GstStructure *
 build_stats (GstUvgRtpSink * self)
 {
-  GstUvgRtpZrtpCounters zc;
-  urtp_sendstream_stats_t st;
-  GstStructure *s;
+  GstUvgRtpSinkStats v;
 
+  memset (&v, 0, sizeof v);
   if (self->stream)
-    urtp_sendstream_get_stats (self->stream, &st);
+    urtp_sendstream_get_stats (self->stream, &v.st);
   else
-    st = self->last_stats;
-  memset (&zc, 0, sizeof zc);
+    v.st = self->last_stats;
   if (self->zrtp_ctl)
-    gst_uvgrtp_zrtp_ctl_get_counters (self->zrtp_ctl, &zc);
-  s = gst_structure_new ("application/x-uvgrtp-sink-stats",
-      "packets", G_TYPE_UINT64, st.packets,
-      "bytes", G_TYPE_UINT64, st.bytes,
-      "access-units", G_TYPE_UINT64, st.access_units,
-      "send-errors", G_TYPE_UINT64, st.send_errors,
-      "syscalls", G_TYPE_UINT64, st.syscalls,
-      "send-messages", G_TYPE_UINT64, st.send_messages,
-      "padding-bytes", G_TYPE_UINT64, st.padding_bytes,
-      "srtp-errors", G_TYPE_UINT64, st.srtp_errors,
-      "zrtp-sent", G_TYPE_UINT64, zc.sent,
-      "zrtp-received", G_TYPE_UINT64, zc.received,
-      "zrtp-retransmits", G_TYPE_UINT64, zc.retransmits,
-      "zrtp-bad", G_TYPE_UINT64, zc.bad,
-      "zrtp-unexpected", G_TYPE_UINT64, zc.unexpected,
-      "zrtp-auth-failures", G_TYPE_UINT64, zc.auth_fail,
-      "zrtp-restarts", G_TYPE_UINT64, zc.restarts,
-      "zrtp-foreign", G_TYPE_UINT64, zc.foreign,
-      "zrtp-held", G_TYPE_UINT64, st.held_aus,
-      "zrtp-held-packets", G_TYPE_UINT64, st.held_packets,
-      "zrtp-sent-clear", G_TYPE_UINT64, st.sent_clear,
-      "bitrate", G_TYPE_UINT64, st.bitrate,
-      "pacing-rate", G_TYPE_UINT64, st.pacing_rate,
-      "pacing-waits", G_TYPE_UINT64, st.pacing_waits,
-      "pacing-waited", G_TYPE_UINT64, st.pacing_waited_ns,
-      "pacing-max-wait", G_TYPE_UINT64, st.pacing_max_wait_ns,
-      "pacing-max-queue", G_TYPE_UINT64, st.pacing_max_queue,
-      "pacing-behind", G_TYPE_UINT64, st.pacing_behind,
-      "rtcp-sent", G_TYPE_UINT64, st.rtcp_sent,
-      "rtcp-received", G_TYPE_UINT64, st.rtcp_in,
-      "rtcp-bad", G_TYPE_UINT64, st.rtcp_bad,
-      "rtcp-foreign", G_TYPE_UINT64, st.rtcp_foreign,
-      "rr-rejected", G_TYPE_UINT64, st.rr_rejected,
-      "srtcp-auth-failures", G_TYPE_UINT64, st.srtcp.auth_fail,
-      "srtcp-replays", G_TYPE_UINT64, st.srtcp.replay,
-      "srtcp-errors", G_TYPE_UINT64, st.srtcp.other,
-      "rr-received", G_TYPE_UINT64, st.rr_blocks,
-      "rr-ssrc", G_TYPE_UINT, (guint) st.rr_ssrc,
-      "fraction-lost", G_TYPE_UINT, (guint) st.rr.fraction,
-      "packets-lost", G_TYPE_INT, (gint) st.rr.lost,
-      "jitter", G_TYPE_UINT, (guint) st.rr.jitter,
-      "round-trip-time", G_TYPE_INT64, (gint64) st.rtt_ns,
-      "nacks-received", G_TYPE_UINT64, st.nacks_received,
-      "nack-seqs", G_TYPE_UINT64, st.nack_seqs,
-      "rtx-packets", G_TYPE_UINT64, st.rtx_packets,
-      "rtx-bytes", G_TYPE_UINT64, st.rtx_bytes,
-      "rtx-missing", G_TYPE_UINT64, st.rtx_missing,
-      "rtx-repeats", G_TYPE_UINT64, st.rtx_repeats,
-      "rtx-over-budget", G_TYPE_UINT64, st.rtx_over_budget,
-      "rtx-errors", G_TYPE_UINT64, st.rtx_errors,
-      "history-packets", G_TYPE_UINT64, st.history_packets,
-      "pli-received", G_TYPE_UINT64, st.pli_received,
-      "fir-received", G_TYPE_UINT64, st.fir_received,
-      "keyframe-requests", G_TYPE_UINT64, st.keyframe_requests,
-      "keyframe-requests-unknown", G_TYPE_UINT64, st.keyframe_requests_unknown,
-      "rtx-ssrc", G_TYPE_UINT, (guint) st.rtx_ssrc,
-      "rtx-pt", G_TYPE_UINT, (guint) (self->rtx_on ? self->cur_rtx_pt : 0),
-      "buffer-size", G_TYPE_INT, self->eff_buffer_size,
-      "send-mode", G_TYPE_STRING, urtp_io_mode_name (st.tx_mode),
-      "ssrc", G_TYPE_UINT, self->cur_ssrc,
-      "seqnum-offset", G_TYPE_UINT, (guint) self->cur_seq_offset,
-      "timestamp-offset", G_TYPE_UINT, self->cur_ts_offset,
-      "clock-rate", G_TYPE_UINT, self->negotiated ?
-      urtp_codec_clock_rate (self->codec) : 0, NULL);
-  receivers_to_stats (s, &st);
-#ifdef URTP_HAVE_SRTP
-  /* which libsrtp2 does the work: the private OpenSSL build or the system's */
-  gst_structure_set (s, "srtp-backend", G_TYPE_STRING, urtp_srtp_backend (),
-      NULL);
-#endif
-  return s;
-}
-
-/* The session description, or NULL while the format is unknown. Call with
- * the object lock held: the stream's own lock is taken for a moment only. */
-static gchar *
-build_sdp (GstUvgRtpSink * self)
-{
-  urtp_sdp_desc_t d;
-  gchar buf[1024], *out;
-  int n;
-
-  if (!self->stream || !self->negotiated)
-    return NULL;
-  memset (&d, 0, sizeof d);
-  d.addr = self->remote_ip ? self->remote_ip : self->host;
-  d.port = (guint16) self->port;
-  d.ttl = self->ttl_mc;
-  d.session_name = "uvgrtpsink";
-  d.rtcp_mux = self->rtcp_on && self->rtcp_mux_on;
-  if (self->rtcp_on && !d.rtcp_mux)
-    d.rtcp_port = (guint16) (self->rtcp_port ? self->rtcp_port : self->port + 1);
-  /* feedback needs RTCP; retransmissions, the history too */
-  d.feedback = self->rtcp_on;
-  d.rtx = self->rtcp_on && self->rtx_on;
-  d.rtx_pt = self->cur_rtx_pt;
-  d.rtx_time_ms = self->rtx_max_size_time;
-  n = urtp_sendstream_sdp (self->stream, &d, buf, sizeof buf);
-  if (n < 0)
-    return NULL;
-  if ((gsize) n < sizeof buf)
-    return g_strdup (buf);
-  out = g_malloc ((gsize) n + 1);
-  if (urtp_sendstream_sdp (self->stream, &d, out, (gsize) n + 1) != n) {
-    g_free (out);
-    return NULL;                /* the sets changed meanwhile: next time */
-  }
-  return out;
+    gst_uvgrtp_zrtp_ctl_get_counters (self->zrtp_ctl, &v.c.zrtp);
+  v.c.ssrc = self->cur_ssrc;
+  v.c.rtx_ssrc = v.st.rtx_ssrc;
+  v.c.buffer_size = self->eff_buffer_size;
+  v.c.rtcp_sent = v.st.rtcp_sent;
+  v.c.rtcp_received = v.st.rtcp_in;
+  v.c.rtcp_bad = v.st.rtcp_bad;
+  v.c.rtcp_foreign = v.st.rtcp_foreign;
+  v.c.srtcp = v.st.srtcp;
+  v.c.block = v.st.rr;
+  /* -1 (no report with our sender report's time yet) becomes NONE */
+  v.c.round_trip_time = (guint64) v.st.rtt_ns;
+  v.rtx_pt = self->rtx_on ? self->cur_rtx_pt : 0;
+  v.seqnum_offset = self->cur_seq_offset;
+  v.timestamp_offset = self->cur_ts_offset;
+  v.clock_rate = self->negotiated ? urtp_codec_clock_rate (self->codec) : 0;
+  v.send_mode = urtp_io_mode_name (v.st.tx_mode);
+  return gst_uvgrtp_sink_stats_to_structure (&v);
 }
 
 /* Where each property other than stats and sdp lives in the instance; its
  * GParamSpec's value type says how to read and write it. */
 #define FIELD(f) G_STRUCT_OFFSET (GstUvgRtpSink, f)
-static const gsize prop_field[PROP_ZRTP_FIRST] = {
+static const gsize prop_field[PROP_SHARED_FIRST] = {
   [PROP_HOST] = FIELD (host),[PROP_PORT] = FIELD (port),
   [PROP_BIND_ADDRESS] = FIELD (bind_address),
-  [PROP_BIND_PORT] = FIELD (bind_port),
-  [PROP_BUFFER_SIZE] = FIELD (buffer_size),[PROP_TTL] = FIELD (ttl),
+  [PROP_BIND_PORT] = FIELD (bind_port),[PROP_TTL] = FIELD (ttl),
   [PROP_TTL_MC] = FIELD (ttl_mc),
-  [PROP_MULTICAST_IFACE] = FIELD (multicast_iface),
   [PROP_AUTO_MULTICAST] = FIELD (auto_multicast),[PROP_LOOP] = FIELD (loop),
   [PROP_QOS_DSCP] = FIELD (qos_dscp),[PROP_MTU] = FIELD (mtu),
   [PROP_PT] = FIELD (pt),[PROP_SSRC] = FIELD (ssrc),
@@ -1132,20 +734,11 @@ static const gsize prop_field[PROP_ZRTP_FIRST] = {
   [PROP_PACING_RATE] = FIELD (pacing_rate),
   [PROP_PACING_FACTOR] = FIELD (pacing_factor),
   [PROP_PACING_BURST] = FIELD (pacing_burst),
-  [PROP_RTCP] = FIELD (rtcp),
-  [PROP_RTCP_PORT] = FIELD (rtcp_port),
   [PROP_RTCP_BIND_PORT] = FIELD (rtcp_bind_port),
-  [PROP_RTCP_MUX] = FIELD (rtcp_mux),
-  [PROP_CNAME] = FIELD (cname),
-  [PROP_RTCP_MIN_INTERVAL] = FIELD (rtcp_min_interval),
-  [PROP_DO_RETRANSMISSION] = FIELD (do_retransmission),
-  [PROP_RTX_PT] = FIELD (rtx_pt),
   [PROP_RTX_MAX_SIZE_TIME] = FIELD (rtx_max_size_time),
   [PROP_RTX_MAX_SIZE_PACKETS] = FIELD (rtx_max_size_packets),
   [PROP_MIN_FORCE_KEY_UNIT_INTERVAL] = FIELD (min_force_key_unit_interval),
-  [PROP_SDP_FILE] = FIELD (sdp_file),[PROP_SRTP_KEY] = FIELD (srtp_key),
-  [PROP_SRTP_CIPHER] = FIELD (srtp_cipher),
-  [PROP_SRTP_AUTH] = FIELD (srtp_auth),
+  [PROP_SDP_FILE] = FIELD (sdp_file),
 };
 #undef FIELD
 
@@ -1163,48 +756,11 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstUvgRtpSink *self = GST_UVGRTP_SINK (object);
-  gpointer field;
 
   GST_OBJECT_LOCK (self);
-  if (IS_ZRTP_PROP (prop_id)) {
-    gst_uvgrtp_zrtp_settings_set_property (GST_OBJECT (self), &self->zrtp,
-        prop_id - PROP_ZRTP_FIRST, value);
-    GST_OBJECT_UNLOCK (self);
-    return;
-  }
-  if (prop_id >= PROP_ZRTP_FIRST || !prop_field[prop_id]) {
-    GST_OBJECT_UNLOCK (self);
+  if (!gst_uvgrtp_props_set (object, &self->common, PROP_SHARED_FIRST,
+          prop_field, prop_id, value))
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    return;
-  }
-  field = G_STRUCT_MEMBER_P (self, prop_field[prop_id]);
-  switch (G_TYPE_FUNDAMENTAL (G_PARAM_SPEC_VALUE_TYPE (pspec))) {
-    case G_TYPE_STRING:
-      if (prop_id == PROP_SRTP_KEY)
-        gst_uvgrtp_free_secret (*(gchar **) field);
-      else
-        g_free (*(gchar **) field);
-      *(gchar **) field = g_value_dup_string (value);
-      break;
-    case G_TYPE_INT:
-      *(gint *) field = g_value_get_int (value);
-      break;
-    case G_TYPE_UINT:
-      *(guint *) field = g_value_get_uint (value);
-      break;
-    case G_TYPE_UINT64:
-      *(guint64 *) field = g_value_get_uint64 (value);
-      break;
-    case G_TYPE_DOUBLE:
-      *(gdouble *) field = g_value_get_double (value);
-      break;
-    case G_TYPE_BOOLEAN:
-      *(gboolean *) field = g_value_get_boolean (value);
-      break;
-    case G_TYPE_ENUM:
-      *(gint *) field = g_value_get_enum (value);
-      break;
-  }
   if (prop_id == PROP_SDP_FILE)
     self->sdp_written_serial = 0;       /* write it (again) */
   if (prop_id == PROP_CONFIG_INTERVAL && self->stream)
@@ -1220,7 +776,6 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
   GstUvgRtpSink *self = GST_UVGRTP_SINK (object);
-  gpointer field;
 
   if (prop_id == PROP_STATS) {
     /* GstBaseSink's own counters (rendered, dropped, average-rate) too;
@@ -1243,39 +798,11 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
   }
 
   GST_OBJECT_LOCK (self);
-  if (IS_ZRTP_PROP (prop_id)) {
-    gst_uvgrtp_zrtp_settings_get_property (&self->zrtp, self->zrtp_ctl,
-        prop_id - PROP_ZRTP_FIRST, value);
-  } else if (prop_id == PROP_SDP) {
-    g_value_take_string (value, build_sdp (self));
-  } else if (prop_id < PROP_ZRTP_FIRST && prop_field[prop_id]) {
-    field = G_STRUCT_MEMBER_P (self, prop_field[prop_id]);
-    switch (G_TYPE_FUNDAMENTAL (G_PARAM_SPEC_VALUE_TYPE (pspec))) {
-      case G_TYPE_STRING:
-        g_value_set_string (value, *(gchar **) field);
-        break;
-      case G_TYPE_INT:
-        g_value_set_int (value, *(gint *) field);
-        break;
-      case G_TYPE_UINT:
-        g_value_set_uint (value, *(guint *) field);
-        break;
-      case G_TYPE_UINT64:
-        g_value_set_uint64 (value, *(guint64 *) field);
-        break;
-      case G_TYPE_DOUBLE:
-        g_value_set_double (value, *(gdouble *) field);
-        break;
-      case G_TYPE_BOOLEAN:
-        g_value_set_boolean (value, *(gboolean *) field);
-        break;
-      case G_TYPE_ENUM:
-        g_value_set_enum (value, *(gint *) field);
-        break;
-    }
-  } else {
+  if (prop_id == PROP_SDP)
+    g_value_take_string (value, gst_uvgrtp_sink_build_sdp (self));
+  else if (!gst_uvgrtp_props_get (object, &self->common, self->zrtp_ctl,
+          PROP_SHARED_FIRST, prop_field, prop_id, value))
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-  }
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -1446,17 +973,17 @@ open_network (GstUvgRtpSink * self, const GstUvgRtpZrtpSettings * zs)
 
   memset (&c, 0, sizeof c);
   GST_OBJECT_LOCK (self);
-  mux = self->rtcp && self->rtcp_mux;
+  mux = self->common.rtcp && self->common.rtcp_mux;
   host = g_strdup (self->host);
   bind = g_strdup (self->bind_address);
-  iface = g_strdup (self->multicast_iface);
+  iface = g_strdup (self->common.multicast_iface);
   port = self->port;
   c.bind_port = (uint16_t) self->bind_port;
   c.ttl = self->ttl;
   c.ttl_mc = self->ttl_mc;
   c.multicast_loop = self->loop;
   c.dscp = self->qos_dscp;
-  c.sndbuf = self->buffer_size;
+  c.sndbuf = self->common.buffer_size;
   c.tx_mode = (urtp_io_mode_t) self->send_mode;
   GST_OBJECT_UNLOCK (self);
   c.bind_addr = bind && *bind ? bind : NULL;
@@ -1595,7 +1122,7 @@ rtcp_rr (void *user)
               "packets-lost", G_TYPE_INT, (gint) st.rr.lost,
               "jitter", G_TYPE_UINT, (guint) st.rr.jitter,
               "ext-max-seq", G_TYPE_UINT, (guint) st.rr.ext_max_seq,
-              "round-trip-time", G_TYPE_INT64, (gint64) st.rtt_ns, NULL)));
+              "round-trip-time", G_TYPE_UINT64, (guint64) st.rtt_ns, NULL)));
 }
 
 /* With rtcp-mux (RTCP thread): a datagram on the RTP socket that is not
@@ -1630,19 +1157,16 @@ start_rtcp (GstUvgRtpSink * self, urtp_sendstream_t * stream)
 
   self->rtcp_on = FALSE;
   GST_OBJECT_LOCK (self);
-  if (!self->rtcp) {
+  if (!gst_uvgrtp_settings_rtcp (&self->common, self->port, &rc, &mux,
+          &port)) {
     GST_OBJECT_UNLOCK (self);
     return;
   }
-  memset (&rc, 0, sizeof rc);
-  mux = self->rtcp_mux;
   bind = g_strdup (self->bind_address);
-  port = mux ? self->port : self->rtcp_port ? self->rtcp_port : self->port + 1;
   rc.bind_addr = bind;
   rc.bind_port = (guint16) self->rtcp_bind_port;
   rc.remote_addr = self->remote_ip;
   rc.remote_port = (guint16) MIN (port, G_MAXUINT16);
-  rc.min_interval = self->rtcp_min_interval;
   rc.we_send = true;
   /* receivers learn from it where NACKs and key frame requests go */
   rc.early_first = true;
@@ -1689,11 +1213,8 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   urtp_srtp_config_t srtp;
   urtp_sendstream_t *stream = NULL;
   guint8 key[URTP_SRTP_MAX_KEY_LEN];
-  gchar *srtp_key, *cname;
-  GstUvgRtpSrtpCipher srtp_cipher;
-  GstUvgRtpSrtpAuth srtp_auth;
+  gchar *cname;
   GstUvgRtpZrtpSettings zs;
-  GstUvgRtpZrtpCtl *old_ctl;
   gboolean ok;
   int r;
 
@@ -1710,8 +1231,8 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   sc.ssrc = self->cur_ssrc;
   sc.seq_start = self->cur_seq_offset;
   /* retransmissions answer NACKs, which come over RTCP */
-  self->rtx_on = self->do_retransmission && self->rtcp;
-  self->cur_rtx_pt = self->rtx_pt >= 0 ? (guint8) self->rtx_pt :
+  self->rtx_on = self->common.do_retransmission && self->common.rtcp;
+  self->cur_rtx_pt = self->common.rtx_pt >= 0 ? (guint8) self->common.rtx_pt :
       urtp_rtx_default_pt ((guint8) self->pt);
   sc.rtx = self->rtx_on;
   sc.rtx_pt = self->cur_rtx_pt;
@@ -1730,29 +1251,17 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   }
   sc.config_interval = self->config_interval;
   sc.send_thread = self->send_thread;
-  srtp_key = g_strdup (self->srtp_key);
-  cname = g_strdup (self->cname);
-  srtp_cipher = self->srtp_cipher;
-  srtp_auth = self->srtp_auth;
-  gst_uvgrtp_zrtp_settings_copy (&zs, &self->zrtp);
-  sc.allow_clear = zs.allow_clear;
-  old_ctl = self->zrtp_ctl;
-  self->zrtp_ctl = NULL;
+  cname = g_strdup (self->common.cname);
   GST_OBJECT_UNLOCK (self);
-  gst_uvgrtp_zrtp_ctl_unref (old_ctl);
 
-  if (zs.enabled && srtp_key && *srtp_key) {
-    gst_uvgrtp_free_secret (srtp_key);
-    gst_uvgrtp_zrtp_settings_clear (&zs);
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("Properties 'zrtp' and 'srtp-key' cannot be used together: ZRTP "
-            "agrees the SRTP keys itself"), (NULL));
-    return FALSE;
-  }
   /* SRTP first: a bad key is reported before any network setting */
-  ok = gst_uvgrtp_srtp_parse (GST_ELEMENT (self), srtp_key, srtp_cipher,
-      srtp_auth, &srtp, key) && open_network (self, &zs);
-  gst_uvgrtp_free_secret (srtp_key);
+  if (!gst_uvgrtp_settings_take_keys (GST_ELEMENT (self), &self->common,
+          &self->zrtp_ctl, &srtp, key, &zs)) {
+    g_free (cname);
+    goto fail;
+  }
+  sc.allow_clear = zs.allow_clear;
+  ok = open_network (self, &zs);
   gst_uvgrtp_zrtp_settings_clear (&zs);
   if (!ok) {
     g_free (cname);
@@ -1799,8 +1308,8 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   /* ERRORS */
 stream_failed:
   if (sc.srtp)
-    gst_uvgrtp_srtp_post_init_error (GST_ELEMENT (self), r, srtp_cipher,
-        srtp.profile, 0);
+    gst_uvgrtp_srtp_post_init_error (GST_ELEMENT (self), r,
+        self->common.srtp_cipher, srtp.profile, 0);
   else
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, (NULL),
         ("Could not set up the sending stream: %s", g_strerror (-r)));
@@ -1851,228 +1360,6 @@ gst_uvgrtp_sink_stop (GstBaseSink * bsink)
     self->sock_open = FALSE;
   }
   return TRUE;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Caps                                                                     */
-
-static const gchar *
-codec_display_name (urtp_codec_t codec)
-{
-  static const gchar *const names[] = { "H.264", "H.265", "H.266", "Opus" };
-
-  return names[codec];
-}
-
-/* Writes sdp-file if it is set and the description is complete and has
- * changed since the last write. Streaming thread. */
-static gboolean
-maybe_write_sdp (GstUvgRtpSink * self)
-{
-  const urtp_params_t *ps = urtp_sendstream_params (self->stream);
-  gchar *path = NULL, *sdp = NULL;
-  GError *err = NULL;
-  gboolean ok = TRUE;
-  guint serial = ps->serial + 1;
-
-  GST_OBJECT_LOCK (self);
-  if (self->sdp_file && self->negotiated && self->sdp_written_serial != serial
-      && (self->codec == URTP_CODEC_OPUS || urtp_params_complete (ps))) {
-    path = g_strdup (self->sdp_file);
-    sdp = build_sdp (self);
-    self->sdp_written_serial = serial;
-  }
-  GST_OBJECT_UNLOCK (self);
-
-  if (path && sdp) {
-    if (g_file_set_contents (path, sdp, -1, &err)) {
-      GST_INFO_OBJECT (self, "wrote SDP to %s", path);
-    } else {
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-          ("Could not write the SDP to '%s' (property 'sdp-file'): %s",
-              path, err->message), (NULL));
-      g_clear_error (&err);
-      ok = FALSE;
-    }
-  }
-  g_free (path);
-  g_free (sdp);
-  return ok;
-}
-
-static gboolean
-gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
-{
-  GstUvgRtpSink *self = GST_UVGRTP_SINK (bsink);
-  GstStructure *st = gst_caps_get_structure (caps, 0);
-  const gchar *name = gst_structure_get_name (st);
-  const gchar *format = NULL, *alignment = NULL;
-  const GValue *cd_val = gst_structure_get_value (st, "codec_data");
-  urtp_sendstream_format_t fmt;
-  gboolean prefixed = FALSE;
-  gint channels = 0, family = 0;
-  int r;
-
-  GST_DEBUG_OBJECT (self, "caps %" GST_PTR_FORMAT, caps);
-
-  memset (&fmt, 0, sizeof fmt);
-  if (g_str_equal (name, "video/x-h264"))
-    fmt.codec = URTP_CODEC_H264;
-  else if (g_str_equal (name, "video/x-h265"))
-    fmt.codec = URTP_CODEC_H265;
-  else if (g_str_equal (name, "video/x-h266"))
-    fmt.codec = URTP_CODEC_H266;
-  else if (g_str_equal (name, "audio/x-opus"))
-    fmt.codec = URTP_CODEC_OPUS;
-  else
-    goto bad_caps;
-
-  if (fmt.codec == URTP_CODEC_OPUS) {
-    if (gst_structure_get_int (st, "channel-mapping-family", &family)
-        && family != 0)
-      goto bad_opus_family;
-    if (!gst_structure_get_int (st, "channels", &channels))
-      channels = 2;
-    if (channels < 1 || channels > 2)
-      goto bad_opus_channels;
-    fmt.channels = (guint) channels;
-  } else {
-    format = gst_structure_get_string (st, "stream-format");
-    alignment = gst_structure_get_string (st, "alignment");
-    if (!format || !alignment)
-      goto bad_caps;
-    fmt.align_nal = g_str_equal (alignment, "nal");
-    if (!fmt.align_nal && !g_str_equal (alignment, "au"))
-      goto bad_caps;
-    if (!g_str_equal (format, "byte-stream")) {
-      /* avc, hvc1, hev1: NAL units after lengths of codec_data's size */
-      if (fmt.align_nal
-          || (fmt.codec == URTP_CODEC_H264 && !g_str_equal (format, "avc"))
-          || (fmt.codec == URTP_CODEC_H265 && !g_str_equal (format, "hvc1")
-              && !g_str_equal (format, "hev1"))
-          || fmt.codec == URTP_CODEC_H266)
-        goto bad_caps;
-      if (!cd_val || !GST_VALUE_HOLDS_BUFFER (cd_val))
-        goto no_codec_data;
-      prefixed = TRUE;
-      fmt.input = URTP_INPUT_LENGTH_PREFIXED;
-    }
-  }
-
-  GST_OBJECT_LOCK (self);
-  fmt.pt = (uint8_t) self->pt;
-  fmt.mtu = self->mtu;
-  fmt.aggregate = self->aggregate_mode != GST_UVGRTP_AGGREGATE_NONE;
-  fmt.pad_fragments = self->pad_fragments;
-  GST_OBJECT_UNLOCK (self);
-  if (fmt.mtu < URTP_PAY_MIN_MTU)
-    goto mtu_too_small;
-
-  /* A new codec forgets the parameter sets known so far; caps updated
-   * mid-stream without codec_data keep them (an encoder may send them in
-   * band only once, at the start); new codec_data replaces them. */
-  r = urtp_sendstream_set_format (self->stream, &fmt);
-  if (r == -EINTR) {
-    /* a flush is under way: what waited to be sent goes */
-    urtp_sendstream_drop (self->stream);
-    r = urtp_sendstream_set_format (self->stream, &fmt);
-  }
-  if (r == -EMSGSIZE)
-    goto mtu_too_large;
-  if (r < 0)
-    goto format_failed;
-
-  if (cd_val && GST_VALUE_HOLDS_BUFFER (cd_val)) {
-    GstBuffer *cd = gst_value_get_buffer (cd_val);
-    GstMapInfo map;
-
-    if (!gst_buffer_map (cd, &map, GST_MAP_READ))
-      goto bad_codec_data;
-    r = urtp_sendstream_set_codec_data (self->stream, map.data, map.size);
-    if (r == -EINTR) {
-      urtp_sendstream_drop (self->stream);
-      r = urtp_sendstream_set_codec_data (self->stream, map.data, map.size);
-    }
-    gst_buffer_unmap (cd, &map);
-    /* Some elements put a configuration record in byte-stream caps too:
-     * its parameter sets are used when it parses, and it is no error when
-     * it does not. */
-    if (r < 0 && prefixed)
-      goto bad_codec_data;
-    if (r < 0)
-      GST_DEBUG_OBJECT (self, "ignoring codec_data: %s", g_strerror (-r));
-  }
-
-  self->cur_mtu = (guint) fmt.mtu;
-  GST_OBJECT_LOCK (self);
-  self->codec = fmt.codec;
-  self->negotiated = TRUE;
-  GST_OBJECT_UNLOCK (self);
-  GST_INFO_OBJECT (self, "%s, %s, mtu %u, aggregate %d",
-      codec_display_name (fmt.codec), fmt.codec == URTP_CODEC_OPUS ? "-" :
-      prefixed ? "length-prefixed" : fmt.align_nal ? "nal" : "au",
-      (guint) fmt.mtu, fmt.aggregate);
-  return maybe_write_sdp (self);
-
-  /* ERRORS */
-bad_caps:
-  {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT, (NULL),
-        ("Unsupported caps %" GST_PTR_FORMAT, caps));
-    return FALSE;
-  }
-bad_opus_family:
-  {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Opus with channel-mapping-family %d cannot be sent as RTP "
-            "(RFC 7587 carries family 0 only)", family), (NULL));
-    return FALSE;
-  }
-bad_opus_channels:
-  {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Opus with %d channels cannot be sent as RTP (1 or 2 only)",
-            channels), (NULL));
-    return FALSE;
-  }
-no_codec_data:
-  {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Length-prefixed %s input needs codec_data in its caps",
-            codec_display_name (fmt.codec)), (NULL));
-    return FALSE;
-  }
-bad_codec_data:
-  {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Malformed %s codec_data", codec_display_name (fmt.codec)), (NULL));
-    return FALSE;
-  }
-mtu_too_small:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("MTU %u is too small for the %s payload format (property 'mtu', "
-            "at least %u)", (guint) fmt.mtu, codec_display_name (fmt.codec),
-            (guint) URTP_PAY_MIN_MTU), (NULL));
-    return FALSE;
-  }
-mtu_too_large:
-  {
-    guint max = (guint) urtp_sendstream_mtu_max (self->stream);
-
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("MTU %u leaves no room for the %u-byte SRTP tag in a UDP datagram "
-            "(property 'mtu', at most %u with this srtp-cipher and srtp-auth)",
-            (guint) fmt.mtu, 65535 - max, max), (NULL));
-    return FALSE;
-  }
-format_failed:
-  {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("Invalid payloader settings (properties 'mtu', 'pt'): %s",
-            g_strerror (-r)), (NULL));
-    return FALSE;
-  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2274,7 +1561,7 @@ send_batch (GstUvgRtpSink * self)
         ("Sending failed: %s", g_strerror (-r)));
     return GST_FLOW_ERROR;
   }
-  return maybe_write_sdp (self) ? GST_FLOW_OK : GST_FLOW_ERROR;
+  return gst_uvgrtp_sink_write_sdp (self) ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
 static GstFlowReturn

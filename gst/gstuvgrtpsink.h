@@ -13,6 +13,7 @@
 #include "urtp/rtcpio.h"
 
 #include "gstuvgrtpcommon.h"
+#include "gstuvgrtpprops.h"
 #include "gstuvgrtpsrtp.h"
 #include "gstuvgrtpzrtpctl.h"
 
@@ -36,15 +37,15 @@ struct _GstUvgRtpSink
 {
   GstBaseSink parent;
 
-  /* properties, under the object lock */
+  /* properties, under the object lock; the ones uvgrtpsrc has too in
+   * common (gstuvgrtpprops.h) */
+  GstUvgRtpCommonSettings common;
   gchar *host;
   gint port;
   gchar *bind_address;
   gint bind_port;
-  gint buffer_size;
   gint ttl;
   gint ttl_mc;
-  gchar *multicast_iface;
   gboolean auto_multicast;
   gboolean loop;
   gint qos_dscp;
@@ -61,22 +62,11 @@ struct _GstUvgRtpSink
   guint64 pacing_rate;          /* bits per second; 0: off */
   gdouble pacing_factor;        /* times the measured bitrate; 0: off */
   guint pacing_burst;           /* bytes; 0: the library's default */
-  gboolean rtcp;
-  gint rtcp_port;               /* remote; 0: port + 1 */
   gint rtcp_bind_port;          /* local; 0: ephemeral */
-  gboolean rtcp_mux;            /* RTCP on the RTP port (RFC 5761) */
-  gchar *cname;                 /* NULL: the process's default */
-  guint64 rtcp_min_interval;    /* ns */
-  gboolean do_retransmission;   /* answer NACKs (needs rtcp) */
-  gint rtx_pt;                  /* -1: the one after pt */
   guint rtx_max_size_time;      /* ms */
   guint rtx_max_size_packets;
   guint64 min_force_key_unit_interval;  /* ns */
   gchar *sdp_file;
-  gchar *srtp_key;              /* hex master key || salt; NULL: no SRTP */
-  GstUvgRtpSrtpCipher srtp_cipher;
-  GstUvgRtpSrtpAuth srtp_auth;
-  GstUvgRtpZrtpSettings zrtp;
 
   /* The socket and the sending stream, from start() to stop(). The stream
    * pointer, and what start() sets for readers of stats and sdp, change
@@ -132,6 +122,14 @@ struct _GstUvgRtpSinkClass
 };
 
 GType gst_uvgrtp_sink_get_type (void);
+
+/* gstuvgrtpsinkformat.c: GstBaseSink's set_caps; the session description
+ * (NULL while the format is unknown; with the object lock held); sdp-file
+ * written when it changed (streaming thread; FALSE after posting an
+ * error). */
+gboolean gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps);
+gchar *gst_uvgrtp_sink_build_sdp (GstUvgRtpSink * self);
+gboolean gst_uvgrtp_sink_write_sdp (GstUvgRtpSink * self);
 
 G_END_DECLS
 

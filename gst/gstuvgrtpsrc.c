@@ -111,7 +111,9 @@
 #include <arpa/inet.h>
 
 #include "gstuvgrtpcommon.h"
+#include "gstuvgrtpprops.h"
 #include "gstuvgrtpsrc.h"
+#include "gstuvgrtpstats.h"
 #include "gstuvgrtpzrtpctl.h"
 #include <gst/video/video.h>
 
@@ -120,15 +122,11 @@
 #include "urtp/rtx.h"
 #include "urtp/zrtp_ep.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_src_debug);
+GST_DEBUG_CATEGORY (gst_uvgrtp_src_debug);
 #define GST_CAT_DEFAULT gst_uvgrtp_src_debug
 
 #define DEFAULT_ADDRESS "0.0.0.0"
 #define DEFAULT_PORT 5004
-#define DEFAULT_MULTICAST_IFACE NULL
-/* A 4K picture arrives as a burst of 1-3 MB, several times the usual
- * system default (208 KB): 32 MiB hold the bursts of a few hundred Mbit/s. */
-#define DEFAULT_BUFFER_SIZE (32 << 20)
 #define DEFAULT_REUSE TRUE
 #define DEFAULT_TIMEOUT 0
 #define DEFAULT_ENCODING_NAME NULL
@@ -139,22 +137,12 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_src_debug);
 #define DEFAULT_WAIT_FOR_KEYFRAME FALSE
 #define DEFAULT_LOSS_POLICY GST_UVGRTP_LOSS_DROP_AU
 #define DEFAULT_MAX_AU_SIZE URTP_DEPAY_DEFAULT_MAX_AU
-#define DEFAULT_SRTP_KEY NULL
-#define DEFAULT_SRTP_CIPHER GST_UVGRTP_DEFAULT_SRTP_CIPHER
-#define DEFAULT_SRTP_AUTH GST_UVGRTP_DEFAULT_SRTP_AUTH
 /* A video frame can burst past libsrtp2's default of 128 packets, and
  * packets reordered by more than the window would be lost as replays. */
 #define DEFAULT_REPLAY_WINDOW_SIZE 1024
-#define DEFAULT_RTCP TRUE
-#define DEFAULT_RTCP_PORT 0
 #define DEFAULT_RTCP_REMOTE_HOST NULL
 #define DEFAULT_RTCP_REMOTE_PORT 0
-#define DEFAULT_RTCP_MUX FALSE
-#define DEFAULT_CNAME NULL
-#define DEFAULT_RTCP_MIN_INTERVAL (5 * GST_SECOND)
 #define DEFAULT_LIP_SYNC TRUE
-#define DEFAULT_DO_RETRANSMISSION TRUE
-#define DEFAULT_RTX_PT -1
 #define DEFAULT_REQUEST_KEYFRAME TRUE
 
 /* Datagrams per receive call and bytes per datagram slot: a slot holds the
@@ -177,8 +165,6 @@ enum
   PROP_ADDRESS,
   PROP_PORT,
   PROP_URI,
-  PROP_MULTICAST_IFACE,
-  PROP_BUFFER_SIZE,
   PROP_REUSE,
   PROP_CAPS,
   PROP_TIMEOUT,
@@ -190,28 +176,15 @@ enum
   PROP_WAIT_FOR_KEYFRAME,
   PROP_LOSS_POLICY,
   PROP_MAX_AU_SIZE,
-  PROP_SRTP_KEY,
-  PROP_SRTP_CIPHER,
-  PROP_SRTP_AUTH,
   PROP_REPLAY_WINDOW_SIZE,
-  PROP_RTCP,
-  PROP_RTCP_PORT,
   PROP_RTCP_REMOTE_HOST,
   PROP_RTCP_REMOTE_PORT,
-  PROP_RTCP_MUX,
-  PROP_CNAME,
-  PROP_RTCP_MIN_INTERVAL,
   PROP_LIP_SYNC,
-  PROP_DO_RETRANSMISSION,
-  PROP_RTX_PT,
   PROP_REQUEST_KEYFRAME,
   PROP_STATS,
-  /* GST_UVGRTP_ZRTP_N_PROPS ids from here on (gstuvgrtpzrtpctl.h) */
-  PROP_ZRTP_FIRST,
+  /* GST_UVGRTP_N_PROPS shared ids from here on (gstuvgrtpprops.h) */
+  PROP_SHARED_FIRST,
 };
-
-#define IS_ZRTP_PROP(id) ((id) >= PROP_ZRTP_FIRST && \
-    (id) < PROP_ZRTP_FIRST + GST_UVGRTP_ZRTP_N_PROPS)
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
@@ -298,34 +271,6 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
       g_param_spec_string ("uri", "URI",
           "URI in the form udp://host:port (same as address and port)",
           "udp://" DEFAULT_ADDRESS ":5004",
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * GstUvgRtpSrc:multicast-iface:
-   *
-   * Network interface on which to join the multicast group, or NULL for
-   * the system's choice.
-   */
-  g_object_class_install_property (gobject_class, PROP_MULTICAST_IFACE,
-      g_param_spec_string ("multicast-iface", "Multicast interface",
-          "Network interface on which to join the multicast group",
-          DEFAULT_MULTICAST_IFACE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * GstUvgRtpSrc:buffer-size:
-   *
-   * Size of the kernel receive buffer in bytes, 0 for the system default.
-   * The default, 32 MiB, holds the bursts of high-rate video (a 4K intra
-   * picture is 1-3 MB at once). Set past net.core.rmem_max where the
-   * process may (as root or with CAP_NET_ADMIN). If the kernel grants less
-   * than asked, a warning is posted; the size in effect is in
-   * #GstUvgRtpSrc:stats, and so are the datagrams the kernel dropped for a
-   * full buffer (kernel-drops), which are also warned about.
-   */
-  g_object_class_install_property (gobject_class, PROP_BUFFER_SIZE,
-      g_param_spec_int ("buffer-size", "Buffer size",
-          "Size of the kernel receive buffer in bytes (0 = system default)",
-          0, G_MAXINT, DEFAULT_BUFFER_SIZE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
   /**
@@ -480,51 +425,6 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
   /**
-   * GstUvgRtpSrc:srtp-key:
-   *
-   * Receive SRTP protected with this master key followed by its master
-   * salt, given as hex digits: the bytes srtpenc's key property and
-   * srtpdec's srtp-key caps field take. The length follows
-   * #GstUvgRtpSrc:srtp-cipher: 30 bytes (60 digits) for aes-128-icm, 46
-   * for aes-256-icm, 28 for aes-128-gcm and 44 for aes-256-gcm. %NULL or
-   * empty (the default) receives plain RTP. Read when the element starts;
-   * a key of the wrong length or with characters that are not hex digits
-   * is an error then.
-   */
-  g_object_class_install_property (gobject_class, PROP_SRTP_KEY,
-      g_param_spec_string ("srtp-key", "SRTP key",
-          "SRTP master key followed by master salt, as hex digits, as srtpenc's "
-          "key (NULL or empty = plain RTP)", DEFAULT_SRTP_KEY,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * GstUvgRtpSrc:srtp-cipher:
-   *
-   * SRTP cipher of the sender, named as srtpenc's rtp-cipher: aes-128-icm
-   * (the default), aes-256-icm, aes-128-gcm or aes-256-gcm. null is
-   * refused. Used only with #GstUvgRtpSrc:srtp-key.
-   */
-  g_object_class_install_property (gobject_class, PROP_SRTP_CIPHER,
-      g_param_spec_enum ("srtp-cipher", "SRTP cipher",
-          "SRTP cipher (as srtpenc's rtp-cipher; null is refused)",
-          GST_TYPE_UVGRTP_SRTP_CIPHER, DEFAULT_SRTP_CIPHER,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-
-  /**
-   * GstUvgRtpSrc:srtp-auth:
-   *
-   * SRTP authentication of the sender, named as srtpenc's rtp-auth:
-   * hmac-sha1-80 (the default) or hmac-sha1-32 with the ICM ciphers; null
-   * with the GCM ciphers, which authenticate by themselves. Any other
-   * pairing is an error when the element starts.
-   */
-  g_object_class_install_property (gobject_class, PROP_SRTP_AUTH,
-      g_param_spec_enum ("srtp-auth", "SRTP authentication",
-          "SRTP authentication (as srtpenc's rtp-auth; null with GCM only)",
-          GST_TYPE_UVGRTP_SRTP_AUTH, DEFAULT_SRTP_AUTH,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-
-  /**
    * GstUvgRtpSrc:replay-window-size:
    *
    * SRTP replay protection window in packets, as srtpdec's property of the
@@ -541,32 +441,6 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
           DEFAULT_REPLAY_WINDOW_SIZE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
-  /**
-   * GstUvgRtpSrc:rtcp:
-   *
-   * RTCP (RFC 3550): read the sender's reports (its clock, its counts, its
-   * CNAME; a BYE hands over to the next source at once) and send receiver
-   * reports (loss, jitter, the round trip for the sender) on
-   * #GstUvgRtpSrc:rtcp-port. With #GstUvgRtpSrc:srtp-key or
-   * #GstUvgRtpSrc:zrtp, RTCP is SRTCP (RFC 3711) both ways, keyed as the
-   * media (with ZRTP, each side's key of the agreement, RFC 6189 4.5.3; no
-   * reports go out before it is confirmed). Read when the element starts.
-   */
-  g_object_class_install_property (gobject_class, PROP_RTCP,
-      g_param_spec_boolean ("rtcp", "RTCP",
-          "Read sender reports and send receiver reports on rtcp-port",
-          DEFAULT_RTCP, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSrc:rtcp-port:
-   *
-   * The local port RTCP is received on and sent from: 0 for
-   * #GstUvgRtpSrc:port + 1, as RFC 3550 pairs them (rtpbin users: the port
-   * the sender's RTCP udpsink sends to).
-   */
-  g_object_class_install_property (gobject_class, PROP_RTCP_PORT,
-      g_param_spec_int ("rtcp-port", "RTCP port",
-          "Local RTCP port (0 = port + 1)", 0, G_MAXUINT16, DEFAULT_RTCP_PORT,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
    * GstUvgRtpSrc:rtcp-remote-host:
    *
@@ -594,44 +468,6 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
           0, G_MAXUINT16, DEFAULT_RTCP_REMOTE_PORT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /**
-   * GstUvgRtpSrc:rtcp-mux:
-   *
-   * RTCP on the RTP port, both ways (RFC 5761, as WebRTC has it): the
-   * sender's reports are read among the RTP packets (told apart by their
-   * packet type), and ours go out from #GstUvgRtpSrc:port, back to where
-   * the sender's reports come from (its RTP port) unless
-   * #GstUvgRtpSrc:rtcp-remote-host is set. #GstUvgRtpSrc:rtcp-port is then
-   * unused. The sender needs it too (uvgrtpsink's rtcp-mux). Read when the
-   * element starts.
-   */
-  g_object_class_install_property (gobject_class, PROP_RTCP_MUX,
-      g_param_spec_boolean ("rtcp-mux", "RTCP mux",
-          "RTCP on the RTP port (RFC 5761) instead of rtcp-port",
-          DEFAULT_RTCP_MUX, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSrc:cname:
-   *
-   * The CNAME in our receiver reports. NULL: one made once per process,
-   * "user<number>@host-<hex>", as rtpbin's default looks.
-   */
-  g_object_class_install_property (gobject_class, PROP_CNAME,
-      g_param_spec_string ("cname", "CNAME",
-          "CNAME in receiver reports (NULL = one per process)", DEFAULT_CNAME,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSrc:rtcp-min-interval:
-   *
-   * The least time between our reports in nanoseconds, as rtpsession's
-   * property: RFC 3550's 5 s by default (the first report after half of
-   * it); reports are spread randomly around the interval RFC 3550 6.2
-   * computes.
-   */
-  g_object_class_install_property (gobject_class, PROP_RTCP_MIN_INTERVAL,
-      g_param_spec_uint64 ("rtcp-min-interval", "RTCP minimum interval",
-          "Minimum time between receiver reports in ns", GST_MSECOND,
-          G_MAXUINT64, DEFAULT_RTCP_MIN_INTERVAL,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
    * GstUvgRtpSrc:lip-sync:
    *
    * Play in step with the sender's other streams, as rtpbin does: once
@@ -651,38 +487,6 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
   /**
-   * GstUvgRtpSrc:do-retransmission:
-   *
-   * Ask the sender for lost packets, as rtpjitterbuffer's property does:
-   * a packet missing for longer than reordering explains (5 ms) is asked
-   * for with a generic NACK (RFC 4585), and again each round trip while
-   * its answer can still arrive within #GstUvgRtpSrc:latency;
-   * retransmissions (RFC 4588 RTX of #GstUvgRtpSrc:rtx-pt, as uvgrtpsink
-   * and rtprtxsend send them) fill the gaps before the access units are
-   * put together. NACKs go where our receiver reports go, once the
-   * sender's first report said where that is: a sender without RTCP is
-   * never asked. Needs #GstUvgRtpSrc:rtcp and a latency above 0. With it
-   * the reordering window holds 4096 packets, so that a gap at the start
-   * of a large picture waits for its retransmission.
-   */
-  g_object_class_install_property (gobject_class, PROP_DO_RETRANSMISSION,
-      g_param_spec_boolean ("do-retransmission", "Do retransmission",
-          "Send NACKs for lost packets and take their retransmissions "
-          "(RFC 4585, 4588)", DEFAULT_DO_RETRANSMISSION,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSrc:rtx-pt:
-   *
-   * The payload type of retransmissions: -1 (the default) for the one
-   * after the stream's payload type (97 for 96, and 97 when the payload
-   * type is not known), as uvgrtpsink sends them; for rtprtxsend, the
-   * value its payload-type-map maps the media's to.
-   */
-  g_object_class_install_property (gobject_class, PROP_RTX_PT,
-      g_param_spec_int ("rtx-pt", "RTX payload type",
-          "Payload type of retransmissions (-1 = the media's + 1)", -1, 127,
-          DEFAULT_RTX_PT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
    * GstUvgRtpSrc:request-keyframe:
    *
    * Ask the sender for a key frame (RTCP PLI, RFC 4585) when packets are
@@ -697,104 +501,12 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
       g_param_spec_boolean ("request-keyframe", "Request keyframe",
           "Ask the sender for a key frame (PLI) when packets are lost",
           DEFAULT_REQUEST_KEYFRAME, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
-  /**
-   * GstUvgRtpSrc:stats:
-   *
-   * Counters of the session, a GstStructure named
-   * "application/x-uvgrtp-src-stats", readable at any time without
-   * waiting for the streaming thread, and after the element stopped.
-   *
-   * Packets and access units (guint64): packets (RTP packets whose payload
-   * was used), bytes (their payload), access-units (delivered), lost
-   * (sequence numbers given up on), dropped (access units lost to damage,
-   * keyframe wait or queue overflow), dropped-nal-units, skipped (fragments
-   * of a NAL unit already given up), duplicates, late, reordered (arrived
-   * after a packet with a higher sequence number), oversize (access units
-   * above max-au-size).
-   *
-   * What was refused (guint64; each datagram is counted once, in one of
-   * these or among the packets): malformed (not RTP, or a payload that
-   * breaks its format), foreign (wrong payload type, or an SSRC that is
-   * not followed), unsupported (such as H.265 PACI), stray (a sequence
-   * number jump the next packet did not confirm), held (packets of a new
-   * source kept while it waits to take over), held-dropped (beyond what is
-   * kept), srtp-auth-failures (SRTP tag did not verify: tampered,
-   * truncated, or another key), srtp-replays (already received, or older
-   * than #GstUvgRtpSrc:replay-window-size), srtp-errors (other SRTP
-   * rejections), zrtp-dropped (datagrams in clear dropped before the ZRTP
-   * keys were agreed), and, not offered to the stream at all, truncated
-   * (datagrams larger than a receive slot), kernel-drops (datagrams the
-   * kernel dropped because the receive buffer was full), flushed
-   * (datagrams that arrived while paused).
-   *
-   * RTCP (#GstUvgRtpSrc:rtcp): rtcp-received, rtcp-bad (compound packets
-   * that failed RFC 3550's checks, or SRTCP's), rtcp-foreign (plain
-   * compounds, in rtcp-received, from another host than the one the
-   * followed source's media comes from: nothing of them is taken, and our
-   * reports never go there), sr-rejected (sender reports of the followed
-   * source whose NTP/RTP mapping disagreed with the one in use by more
-   * than 20 ms: ignored), sr-remapped (taken after all: the next one
-   * agreed with it, the sender's clock was stepped), srtcp-auth-failures,
-   * srtcp-replays and srtcp-errors (SRTCP that did not verify, came again,
-   * or was refused otherwise; each also in rtcp-bad), rtcp-sent (our
-   * receiver reports),
-   * sr-received and bye-received (of the followed source), sender-cname
-   * (gchararray, "" until known), its last sender report: sr-ntp-time
-   * (guint64, NTP format), sr-rtp-time, sr-packets, sr-octets (guint),
-   * last-sr-time (guint64, when it arrived, on the pipeline clock); what
-   * our next report says of it: fraction-lost (guint, 1/256), packets-lost
-   * (gint, cumulative), jitter (guint, timestamp units), ext-max-seq. Each
-   * sender report of the followed source is also posted as an element
-   * message "uvgrtp-rtcp" with type "sr", ssrc, cname, ntp-time, rtp-time,
-   * packets and octets. Lip sync (#GstUvgRtpSrc:lip-sync): synced
-   * (gboolean: a sender report and the CNAME are in), sync-offset (gint64,
-   * ns: presentation time on the pipeline clock minus the sender's NTP
-   * time of the same moment, before the delay; the two clocks have
-   * different origins, so only its differences between streams mean
-   * something), sync-delay (gint64, ns: added to be in step with the
-   * sender's other streams).
-   *
-   * Loss recovery (#GstUvgRtpSrc:do-retransmission, guint64): missing
-   * (packets found missing; each counted once in recovered (by a
-   * retransmission), recovered-late (after it was given up),
-   * reordered-missing (arrived late by itself before being asked for),
-   * lost-unrecovered, or
-   * still pending), nack-requests (packets asked for, repeats included),
-   * nacks-sent (NACK packets), rtx-received (retransmissions taken, also
-   * counted among the packets), rtx-dropped (retransmissions of packets
-   * not missing, or malformed), rtx-ssrc (guint), round-trip-time
-   * (guint64, ns: from NACK to retransmission, smoothed), fast-retries
-   * (packets asked for again at once: a gap in the retransmissions'
-   * own sequence numbers showed their answer lost); pli-sent,
-   * fir-sent, keyframe-requests (force-key-unit events taken),
-   * nack-unanswered (sources NACKs stopped for: not one retransmission
-   * came 3 s after the first request).
-   *
-   * Sources: ssrc (guint, the source followed), have-source (gboolean),
-   * source-changes (another SSRC took over), source-restarts (the source
-   * restarted its numbering), timing-resets (the timestamp mapping
-   * re-anchored on a jump), skew (gint64, ns: the clock drift estimate).
-   *
-   * ZRTP (0 without #GstUvgRtpSrc:zrtp): zrtp-sent, zrtp-received (ZRTP
-   * packets, retransmissions included), zrtp-retransmits, zrtp-bad
-   * (malformed), zrtp-unexpected (valid but not for the state),
-   * zrtp-auth-failures (hash chain or MAC wrong), zrtp-restarts (exchanges
-   * started over), zrtp-foreign (ZRTP ignored: not from the peer the
-   * element is bound to, see docs/zrtp.md), zrtp-received-clear (datagrams passed in clear
-   * with #GstUvgRtpSrc:zrtp-allow-clear).
-   *
-   * Socket: syscalls (receive system calls), buffer-size (gint, receive
-   * buffer in effect, bytes), recv-mode (string: gro, mmsg or plain), and,
-   * in builds with SRTP, srtp-backend (the libsrtp2 in use and its crypto
-   * library).
-   */
+  /* documented in gstuvgrtpstats.c */
   g_object_class_install_property (gobject_class, PROP_STATS,
-      g_param_spec_boxed ("stats", "Statistics",
-          "Counters of the session (application/x-uvgrtp-src-stats)",
-          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
-
-  /* zrtp, zrtp-allow-clear, ..., and the zrtp-set-sas-verified signal */
-  gst_uvgrtp_zrtp_install (gobject_class, PROP_ZRTP_FIRST,
+      gst_uvgrtp_src_stats_param_spec ());
+  /* socket, RTCP, SRTP, retransmission and ZRTP, as uvgrtpsink's */
+  gst_uvgrtp_props_install (gobject_class, PROP_SHARED_FIRST,
+      GST_UVGRTP_ROLE_RECEIVER,
       G_CALLBACK (gst_uvgrtp_src_zrtp_set_sas_verified));
 
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -820,7 +532,6 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_RECV_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_LOSS_POLICY, 0);
-  gst_type_mark_as_plugin_api (GST_TYPE_UVGRTP_ZRTP_STATE, 0);
 }
 
 static void
@@ -828,8 +539,6 @@ gst_uvgrtp_src_init (GstUvgRtpSrc * self)
 {
   self->address = g_strdup (DEFAULT_ADDRESS);
   self->port = DEFAULT_PORT;
-  self->multicast_iface = g_strdup (DEFAULT_MULTICAST_IFACE);
-  self->buffer_size = DEFAULT_BUFFER_SIZE;
   self->reuse = DEFAULT_REUSE;
   self->caps = NULL;
   self->timeout = DEFAULT_TIMEOUT;
@@ -841,22 +550,12 @@ gst_uvgrtp_src_init (GstUvgRtpSrc * self)
   self->wait_for_keyframe = DEFAULT_WAIT_FOR_KEYFRAME;
   self->loss_policy = DEFAULT_LOSS_POLICY;
   self->max_au_size = DEFAULT_MAX_AU_SIZE;
-  self->srtp_key = g_strdup (DEFAULT_SRTP_KEY);
-  self->srtp_cipher = DEFAULT_SRTP_CIPHER;
-  self->srtp_auth = DEFAULT_SRTP_AUTH;
   self->replay_window_size = DEFAULT_REPLAY_WINDOW_SIZE;
-  self->rtcp = DEFAULT_RTCP;
-  self->rtcp_port = DEFAULT_RTCP_PORT;
   self->rtcp_remote_host = g_strdup (DEFAULT_RTCP_REMOTE_HOST);
   self->rtcp_remote_port = DEFAULT_RTCP_REMOTE_PORT;
-  self->rtcp_mux = DEFAULT_RTCP_MUX;
-  self->cname = g_strdup (DEFAULT_CNAME);
-  self->rtcp_min_interval = DEFAULT_RTCP_MIN_INTERVAL;
   self->lip_sync = DEFAULT_LIP_SYNC;
-  self->do_retransmission = DEFAULT_DO_RETRANSMISSION;
-  self->rtx_pt = DEFAULT_RTX_PT;
   self->request_keyframe = DEFAULT_REQUEST_KEYFRAME;
-  gst_uvgrtp_zrtp_settings_init (&self->zrtp);
+  gst_uvgrtp_settings_init (&self->common, GST_UVGRTP_ROLE_RECEIVER);
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
 
@@ -866,215 +565,22 @@ gst_uvgrtp_src_init (GstUvgRtpSrc * self)
 }
 
 static void
-session_clear (GstUvgRtpSrcSession * s)
-{
-  if (s->params)
-    gst_memory_unref (s->params);
-  memset (s, 0, sizeof (*s));
-}
-
-static void
 gst_uvgrtp_src_finalize (GObject * object)
 {
   GstUvgRtpSrc *self = GST_UVGRTP_SRC (object);
 
   g_free (self->address);
-  g_free (self->multicast_iface);
   g_free (self->encoding_name);
-  gst_uvgrtp_free_secret (self->srtp_key);
   g_free (self->rtcp_remote_host);
-  g_free (self->cname);
   gst_caps_replace (&self->caps, NULL);
-  session_clear (&self->session);
+  gst_uvgrtp_src_session_clear (&self->session);
   if (self->last_stats)
     gst_structure_free (self->last_stats);
   gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
   gst_uvgrtp_zrtp_ctl_unref (self->zrtp_ctl);
-  gst_uvgrtp_zrtp_settings_clear (&self->zrtp);
+  gst_uvgrtp_settings_clear (&self->common);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
-}
-
-/* --- configuration ------------------------------------------------------ */
-
-static gboolean
-codec_from_name (const gchar * name, urtp_codec_t * codec)
-{
-  /* rtpopuspay's name for Opus before RFC 7587 */
-  if (g_ascii_strcasecmp (name, "X-GST-OPUS-DRAFT-SPITTKA-00") == 0) {
-    *codec = URTP_CODEC_OPUS;
-    return TRUE;
-  }
-  return urtp_codec_from_name (name, codec) == 0;
-}
-
-/* Kinds of configuration error, for the bus message. */
-enum
-{
-  ERR_SETTINGS,
-  ERR_STREAM,
-};
-
-/* An SDP fmtp parameter as an integer; caps made from SDP hold strings. */
-static gboolean
-structure_get_int_param (const GstStructure * s, const gchar * field,
-    gint * out)
-{
-  const GValue *v = gst_structure_get_value (s, field);
-  const gchar *str;
-  gchar *end;
-  gint64 n;
-
-  if (!v)
-    return FALSE;
-  if (G_VALUE_HOLDS_INT (v)) {
-    *out = g_value_get_int (v);
-    return TRUE;
-  }
-  if (G_VALUE_HOLDS_UINT (v)) {
-    *out = (gint) MIN (g_value_get_uint (v), (guint) G_MAXINT);
-    return TRUE;
-  }
-  if (!G_VALUE_HOLDS_STRING (v) || !(str = g_value_get_string (v)))
-    return FALSE;
-  n = g_ascii_strtoll (str, &end, 10);
-  if (end == str || n < G_MININT || n > G_MAXINT)
-    return FALSE;
-  *out = (gint) n;
-  return TRUE;
-}
-
-/* Appends the parameter sets of the sprop field (comma-separated base64,
- * as in SDP) to out as Annex-B. */
-static gboolean
-append_sprop (GByteArray * out, const GstStructure * s, const gchar * field,
-    gchar ** err_msg)
-{
-  const gchar *list = gst_structure_get_string (s, field);
-  gint n;
-  guint at = out->len;
-
-  if (!list)
-    return TRUE;
-  n = urtp_sprop_decode (list, strlen (list), NULL, 0);
-  if (n < 0) {
-    *err_msg = g_strdup_printf ("Invalid %s in the 'caps' property: not a "
-        "comma-separated list of base64 parameter sets", field);
-    return FALSE;
-  }
-  g_byte_array_set_size (out, at + (guint) n);
-  urtp_sprop_decode (list, strlen (list), out->data + at, (gsize) n);
-  return TRUE;
-}
-
-/* Resolves the codec, payload type and parameter sets from the properties.
- * Called with the object lock. On failure returns FALSE with a message for
- * the bus in *err_msg (and the kind of error in *err_code). */
-static gboolean
-resolve_session (GstUvgRtpSrc * self, GstUvgRtpSrcSession * out,
-    gchar ** err_msg, gint * err_code)
-{
-  const GstStructure *s = NULL;
-  const gchar *name = NULL;
-  GByteArray *params;
-  gboolean ok = TRUE;
-  gint v;
-
-  memset (out, 0, sizeof (*out));
-  out->pt = -1;
-  *err_code = ERR_SETTINGS;
-
-  if (self->caps && gst_caps_get_size (self->caps) > 0)
-    s = gst_caps_get_structure (self->caps, 0);
-
-  if (self->encoding_name && *self->encoding_name)
-    name = self->encoding_name;
-  else if (s)
-    name = gst_structure_get_string (s, "encoding-name");
-
-  if (!name) {
-    *err_msg = g_strdup ("No codec given: set the 'encoding-name' property "
-        "(H264, H265, H266 or OPUS) or the 'caps' property with an "
-        "encoding-name field");
-    return FALSE;
-  }
-  if (!codec_from_name (name, &out->codec)) {
-    *err_msg = g_strdup_printf ("Unsupported encoding-name '%s' (from the "
-        "'%s' property): supported are H264, H265, H266 and OPUS", name,
-        name == self->encoding_name ? "encoding-name" : "caps");
-    return FALSE;
-  }
-
-  out->clock_rate = urtp_codec_clock_rate (out->codec);
-  if (!s)
-    return TRUE;
-
-  if (structure_get_int_param (s, "payload", &v)) {
-    if (v < 0 || v > 127) {
-      *err_msg = g_strdup_printf ("Invalid payload type %d in the 'caps' "
-          "property (0..127)", v);
-      return FALSE;
-    }
-    out->pt = v;
-  }
-  if (structure_get_int_param (s, "clock-rate", &v) && v > 0)
-    out->clock_rate = (guint) v;
-
-  if (structure_get_int_param (s, "sprop-max-don-diff", &v) && v > 0) {
-    if (out->codec != URTP_CODEC_H265) {
-      *err_code = ERR_STREAM;
-      *err_msg = g_strdup_printf ("The caps give sprop-max-don-diff=%d for "
-          "%s: decoding order numbers are only supported for H.265", v,
-          urtp_codec_name (out->codec));
-      return FALSE;
-    }
-    out->donl = TRUE;
-  }
-  if (out->codec == URTP_CODEC_H264 &&
-      structure_get_int_param (s, "packetization-mode", &v) && v == 2) {
-    *err_code = ERR_STREAM;
-    *err_msg = g_strdup ("The caps give packetization-mode=2: H.264 "
-        "interleaved mode is not supported");
-    return FALSE;
-  }
-
-  params = g_byte_array_new ();
-  switch (out->codec) {
-    case URTP_CODEC_H264:
-      ok = append_sprop (params, s, "sprop-parameter-sets", err_msg);
-      break;
-    case URTP_CODEC_H266:
-      ok = append_sprop (params, s, "sprop-dci", err_msg);
-      /* fall through */
-    case URTP_CODEC_H265:
-      ok = ok && append_sprop (params, s, "sprop-vps", err_msg) &&
-          append_sprop (params, s, "sprop-sps", err_msg) &&
-          append_sprop (params, s, "sprop-pps", err_msg);
-      break;
-    case URTP_CODEC_OPUS:{
-      const gchar *stereo = gst_structure_get_string (s, "sprop-stereo");
-
-      if (stereo)
-        out->channels = g_strcmp0 (stereo, "1") == 0 ? 2 : 1;
-      if (structure_get_int_param (s, "sprop-maxcapturerate", &v) && v > 0)
-        out->rate = v;
-      break;
-    }
-  }
-  if (!ok) {
-    g_byte_array_free (params, TRUE);
-    return FALSE;
-  }
-  if (params->len > 0) {
-    gsize len = params->len;
-    guint8 *data = g_byte_array_free (params, FALSE);
-
-    out->params = gst_memory_new_wrapped (GST_MEMORY_FLAG_READONLY, data,
-        len, 0, len, data, g_free);
-  } else {
-    g_byte_array_free (params, TRUE);
-  }
-  return TRUE;
 }
 
 static gboolean
@@ -1098,45 +604,6 @@ post_small_buffer_warning (GstUvgRtpSrc * self, gint asked)
           "'buffer-size'): the kernel granted %d. Raise net.core.rmem_max "
           "or give the process CAP_NET_ADMIN.", asked, self->sock.rcvbuf),
       (NULL));
-}
-
-static void
-post_config_error (GstUvgRtpSrc * self, gchar * msg, gint code)
-{
-  if (code == ERR_STREAM)
-    GST_ELEMENT_ERROR (self, STREAM, CODEC_NOT_FOUND, ("%s", msg), (NULL));
-  else
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", msg), (NULL));
-  g_free (msg);
-}
-
-static GstCaps *
-session_caps (const GstUvgRtpSrcSession * s)
-{
-  const gchar *media;
-  GstCaps *caps;
-
-  switch (s->codec) {
-    case URTP_CODEC_OPUS:
-      caps = gst_caps_new_simple ("audio/x-opus", "channel-mapping-family",
-          G_TYPE_INT, 0, "rate", G_TYPE_INT, s->rate > 0 ? s->rate : 48000,
-          NULL);
-      if (s->channels > 0)
-        gst_caps_set_simple (caps, "channels", G_TYPE_INT, s->channels, NULL);
-      return caps;
-    case URTP_CODEC_H264:
-      media = "video/x-h264";
-      break;
-    case URTP_CODEC_H265:
-      media = "video/x-h265";
-      break;
-    case URTP_CODEC_H266:
-    default:
-      media = "video/x-h266";
-      break;
-  }
-  return gst_caps_new_simple (media, "stream-format", G_TYPE_STRING,
-      "byte-stream", "alignment", G_TYPE_STRING, "au", NULL);
 }
 
 /* --- properties --------------------------------------------------------- */
@@ -1186,6 +653,27 @@ get_uri (GstUvgRtpSrc * self)
 
 static GstStructure *build_stats (GstUvgRtpSrc * self);
 
+/* Where each property of the element's own, other than uri, caps and
+ * stats, lives in the instance; its value type says how to set and read
+ * it. */
+#define FIELD(f) G_STRUCT_OFFSET (GstUvgRtpSrc, f)
+static const gsize prop_field[PROP_SHARED_FIRST] = {
+  [PROP_ADDRESS] = FIELD (address),[PROP_PORT] = FIELD (port),
+  [PROP_REUSE] = FIELD (reuse),[PROP_TIMEOUT] = FIELD (timeout),
+  [PROP_ENCODING_NAME] = FIELD (encoding_name),
+  [PROP_RECV_MODE] = FIELD (recv_mode),[PROP_LATENCY] = FIELD (latency),
+  [PROP_SSRC] = FIELD (ssrc),[PROP_SOURCE_TIMEOUT] = FIELD (source_timeout),
+  [PROP_WAIT_FOR_KEYFRAME] = FIELD (wait_for_keyframe),
+  [PROP_LOSS_POLICY] = FIELD (loss_policy),
+  [PROP_MAX_AU_SIZE] = FIELD (max_au_size),
+  [PROP_REPLAY_WINDOW_SIZE] = FIELD (replay_window_size),
+  [PROP_RTCP_REMOTE_HOST] = FIELD (rtcp_remote_host),
+  [PROP_RTCP_REMOTE_PORT] = FIELD (rtcp_remote_port),
+  [PROP_LIP_SYNC] = FIELD (lip_sync),
+  [PROP_REQUEST_KEYFRAME] = FIELD (request_keyframe),
+};
+#undef FIELD
+
 static void
 gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -1193,130 +681,27 @@ gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
   GstUvgRtpSrc *self = GST_UVGRTP_SRC (object);
 
   GST_OBJECT_LOCK (self);
-  if (IS_ZRTP_PROP (prop_id)) {
-    gst_uvgrtp_zrtp_settings_set_property (GST_OBJECT (self), &self->zrtp,
-        prop_id - PROP_ZRTP_FIRST, value);
-    GST_OBJECT_UNLOCK (self);
-    return;
-  }
-  switch (prop_id) {
-    case PROP_ADDRESS:
-      g_free (self->address);
-      self->address = g_value_dup_string (value);
-      if (!self->address)
-        self->address = g_strdup (DEFAULT_ADDRESS);
-      break;
-    case PROP_PORT:
-      self->port = g_value_get_int (value);
-      break;
-    case PROP_URI:
-      if (!set_uri (self, g_value_get_string (value)))
-        GST_WARNING_OBJECT (self, "Invalid URI '%s': expected udp://host:port",
-            GST_STR_NULL (g_value_get_string (value)));
-      break;
-    case PROP_MULTICAST_IFACE:
-      g_free (self->multicast_iface);
-      self->multicast_iface = g_value_dup_string (value);
-      break;
-    case PROP_BUFFER_SIZE:
-      self->buffer_size = g_value_get_int (value);
-      break;
-    case PROP_REUSE:
-      self->reuse = g_value_get_boolean (value);
-      break;
-    case PROP_CAPS:{
-      const GstCaps *caps = gst_value_get_caps (value);
-      GstCaps *copy = caps ? gst_caps_copy (caps) : NULL;
+  if (prop_id == PROP_URI) {
+    if (!set_uri (self, g_value_get_string (value)))
+      GST_WARNING_OBJECT (self, "Invalid URI '%s': expected udp://host:port",
+          GST_STR_NULL (g_value_get_string (value)));
+  } else if (prop_id == PROP_CAPS) {
+    const GstCaps *caps = gst_value_get_caps (value);
+    GstCaps *copy = caps ? gst_caps_copy (caps) : NULL;
 
-      gst_caps_replace (&self->caps, copy);
-      if (copy)
-        gst_caps_unref (copy);
-      if (self->opened)
-        g_atomic_int_set (&self->caps_changed, TRUE);
-      break;
-    }
-    case PROP_TIMEOUT:
-      self->timeout = g_value_get_uint64 (value);
-      break;
-    case PROP_ENCODING_NAME:
-      g_free (self->encoding_name);
-      self->encoding_name = g_value_dup_string (value);
-      if (self->opened)
-        g_atomic_int_set (&self->caps_changed, TRUE);
-      break;
-    case PROP_RECV_MODE:
-      self->recv_mode = g_value_get_enum (value);
-      break;
-    case PROP_LATENCY:
-      self->latency = g_value_get_uint (value);
-      break;
-    case PROP_SSRC:
-      self->ssrc = g_value_get_int64 (value);
-      break;
-    case PROP_SOURCE_TIMEOUT:
-      self->source_timeout = g_value_get_uint (value);
-      break;
-    case PROP_WAIT_FOR_KEYFRAME:
-      self->wait_for_keyframe = g_value_get_boolean (value);
-      break;
-    case PROP_LOSS_POLICY:
-      self->loss_policy = g_value_get_enum (value);
-      break;
-    case PROP_MAX_AU_SIZE:
-      self->max_au_size = g_value_get_uint (value);
-      break;
-    case PROP_SRTP_KEY:
-      gst_uvgrtp_free_secret (self->srtp_key);
-      self->srtp_key = g_value_dup_string (value);
-      break;
-    case PROP_SRTP_CIPHER:
-      self->srtp_cipher = g_value_get_enum (value);
-      break;
-    case PROP_SRTP_AUTH:
-      self->srtp_auth = g_value_get_enum (value);
-      break;
-    case PROP_REPLAY_WINDOW_SIZE:
-      self->replay_window_size = g_value_get_uint (value);
-      break;
-    case PROP_RTCP:
-      self->rtcp = g_value_get_boolean (value);
-      break;
-    case PROP_RTCP_PORT:
-      self->rtcp_port = g_value_get_int (value);
-      break;
-    case PROP_RTCP_REMOTE_HOST:
-      g_free (self->rtcp_remote_host);
-      self->rtcp_remote_host = g_value_dup_string (value);
-      break;
-    case PROP_RTCP_REMOTE_PORT:
-      self->rtcp_remote_port = g_value_get_int (value);
-      break;
-    case PROP_RTCP_MUX:
-      self->rtcp_mux = g_value_get_boolean (value);
-      break;
-    case PROP_CNAME:
-      g_free (self->cname);
-      self->cname = g_value_dup_string (value);
-      break;
-    case PROP_RTCP_MIN_INTERVAL:
-      self->rtcp_min_interval = g_value_get_uint64 (value);
-      break;
-    case PROP_LIP_SYNC:
-      self->lip_sync = g_value_get_boolean (value);
-      break;
-    case PROP_DO_RETRANSMISSION:
-      self->do_retransmission = g_value_get_boolean (value);
-      break;
-    case PROP_RTX_PT:
-      self->rtx_pt = g_value_get_int (value);
-      break;
-    case PROP_REQUEST_KEYFRAME:
-      self->request_keyframe = g_value_get_boolean (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
+    gst_caps_replace (&self->caps, copy);
+    if (copy)
+      gst_caps_unref (copy);
+    if (self->opened)
+      g_atomic_int_set (&self->caps_changed, TRUE);
+  } else if (!gst_uvgrtp_props_set (object, &self->common, PROP_SHARED_FIRST,
+          prop_field, prop_id, value)) {
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
   }
+  if (prop_id == PROP_ADDRESS && !self->address)
+    self->address = g_strdup (DEFAULT_ADDRESS);
+  if (prop_id == PROP_ENCODING_NAME && self->opened)
+    g_atomic_int_set (&self->caps_changed, TRUE);
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -1327,113 +712,15 @@ gst_uvgrtp_src_get_property (GObject * object, guint prop_id, GValue * value,
   GstUvgRtpSrc *self = GST_UVGRTP_SRC (object);
 
   GST_OBJECT_LOCK (self);
-  if (IS_ZRTP_PROP (prop_id)) {
-    gst_uvgrtp_zrtp_settings_get_property (&self->zrtp, self->zrtp_ctl,
-        prop_id - PROP_ZRTP_FIRST, value);
-    GST_OBJECT_UNLOCK (self);
-    return;
-  }
-  switch (prop_id) {
-    case PROP_ADDRESS:
-      g_value_set_string (value, self->address);
-      break;
-    case PROP_PORT:
-      g_value_set_int (value, self->port);
-      break;
-    case PROP_URI:
-      g_value_take_string (value, get_uri (self));
-      break;
-    case PROP_MULTICAST_IFACE:
-      g_value_set_string (value, self->multicast_iface);
-      break;
-    case PROP_BUFFER_SIZE:
-      g_value_set_int (value, self->buffer_size);
-      break;
-    case PROP_REUSE:
-      g_value_set_boolean (value, self->reuse);
-      break;
-    case PROP_CAPS:
-      gst_value_set_caps (value, self->caps);
-      break;
-    case PROP_TIMEOUT:
-      g_value_set_uint64 (value, self->timeout);
-      break;
-    case PROP_ENCODING_NAME:
-      g_value_set_string (value, self->encoding_name);
-      break;
-    case PROP_RECV_MODE:
-      g_value_set_enum (value, self->recv_mode);
-      break;
-    case PROP_LATENCY:
-      g_value_set_uint (value, self->latency);
-      break;
-    case PROP_SSRC:
-      g_value_set_int64 (value, self->ssrc);
-      break;
-    case PROP_SOURCE_TIMEOUT:
-      g_value_set_uint (value, self->source_timeout);
-      break;
-    case PROP_WAIT_FOR_KEYFRAME:
-      g_value_set_boolean (value, self->wait_for_keyframe);
-      break;
-    case PROP_LOSS_POLICY:
-      g_value_set_enum (value, self->loss_policy);
-      break;
-    case PROP_MAX_AU_SIZE:
-      g_value_set_uint (value, self->max_au_size);
-      break;
-    case PROP_SRTP_KEY:
-      g_value_set_string (value, self->srtp_key);
-      break;
-    case PROP_SRTP_CIPHER:
-      g_value_set_enum (value, self->srtp_cipher);
-      break;
-    case PROP_SRTP_AUTH:
-      g_value_set_enum (value, self->srtp_auth);
-      break;
-    case PROP_REPLAY_WINDOW_SIZE:
-      g_value_set_uint (value, self->replay_window_size);
-      break;
-    case PROP_RTCP:
-      g_value_set_boolean (value, self->rtcp);
-      break;
-    case PROP_RTCP_PORT:
-      g_value_set_int (value, self->rtcp_port);
-      break;
-    case PROP_RTCP_REMOTE_HOST:
-      g_value_set_string (value, self->rtcp_remote_host);
-      break;
-    case PROP_RTCP_REMOTE_PORT:
-      g_value_set_int (value, self->rtcp_remote_port);
-      break;
-    case PROP_RTCP_MUX:
-      g_value_set_boolean (value, self->rtcp_mux);
-      break;
-    case PROP_CNAME:
-      g_value_set_string (value, self->cname);
-      break;
-    case PROP_RTCP_MIN_INTERVAL:
-      g_value_set_uint64 (value, self->rtcp_min_interval);
-      break;
-    case PROP_LIP_SYNC:
-      g_value_set_boolean (value, self->lip_sync);
-      break;
-    case PROP_DO_RETRANSMISSION:
-      g_value_set_boolean (value, self->do_retransmission);
-      break;
-    case PROP_RTX_PT:
-      g_value_set_int (value, self->rtx_pt);
-      break;
-    case PROP_REQUEST_KEYFRAME:
-      g_value_set_boolean (value, self->request_keyframe);
-      break;
-    case PROP_STATS:
-      g_value_take_boxed (value, build_stats (self));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
+  if (prop_id == PROP_URI)
+    g_value_take_string (value, get_uri (self));
+  else if (prop_id == PROP_CAPS)
+    gst_value_set_caps (value, self->caps);
+  else if (prop_id == PROP_STATS)
+    g_value_take_boxed (value, build_stats (self));
+  else if (!gst_uvgrtp_props_get (object, &self->common, self->zrtp_ctl,
+          PROP_SHARED_FIRST, prop_field, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -1444,118 +731,30 @@ gst_uvgrtp_src_get_property (GObject * object, guint prop_id, GValue * value,
 static GstStructure *
 build_stats (GstUvgRtpSrc * self)
 {
-  urtp_recvstream_stats_t st;
-  gint rcvbuf = 0;
-  const gchar *mode = "none";
-  GstUvgRtpZrtpCounters zc;
-  GstStructure *s;
+  GstUvgRtpSrcStats v;
 
-  memset (&zc, 0, sizeof (zc));
+  memset (&v, 0, sizeof (v));
+  v.recv_mode = "none";
   if (!self->opened) {
     if (self->last_stats)
       return gst_structure_copy (self->last_stats);
-    memset (&st, 0, sizeof (st));
   } else {
-    urtp_recvstream_stats (self->stream, &st);
-    rcvbuf = self->sock.rcvbuf;
-    mode = urtp_io_mode_name (self->sock.rx_mode);
+    urtp_recvstream_stats (self->stream, &v.st);
+    v.c.buffer_size = self->sock.rcvbuf;
+    v.recv_mode = urtp_io_mode_name (self->sock.rx_mode);
     if (self->zrtp_ctl)
-      gst_uvgrtp_zrtp_ctl_get_counters (self->zrtp_ctl, &zc);
+      gst_uvgrtp_zrtp_ctl_get_counters (self->zrtp_ctl, &v.c.zrtp);
   }
-
-  s = gst_structure_new ("application/x-uvgrtp-src-stats",
-      "packets", G_TYPE_UINT64, (guint64) st.depay.packets,
-      "bytes", G_TYPE_UINT64, (guint64) st.depay.bytes,
-      "access-units", G_TYPE_UINT64, (guint64) st.frames,
-      "lost", G_TYPE_UINT64, (guint64) st.depay.seq.lost,
-      "dropped", G_TYPE_UINT64, (guint64) st.depay.dropped_aus,
-      "dropped-nal-units", G_TYPE_UINT64, (guint64) st.depay.dropped_nals,
-      "skipped", G_TYPE_UINT64, (guint64) st.depay.skipped,
-      "malformed", G_TYPE_UINT64, (guint64) (st.malformed_rtp +
-          st.depay.malformed),
-      "foreign", G_TYPE_UINT64, (guint64) (st.wrong_pt + st.source.foreign),
-      "unsupported", G_TYPE_UINT64, (guint64) st.depay.unsupported,
-      "duplicates", G_TYPE_UINT64, (guint64) st.depay.seq.duplicates,
-      "late", G_TYPE_UINT64, (guint64) st.depay.seq.late,
-      "reordered", G_TYPE_UINT64, (guint64) st.depay.seq.reordered,
-      "oversize", G_TYPE_UINT64, (guint64) st.depay.oversize,
-      "truncated", G_TYPE_UINT64, (guint64) st.truncated,
-      "kernel-drops", G_TYPE_UINT64, (guint64) st.kernel_drops,
-      "flushed", G_TYPE_UINT64, (guint64) st.flushed,
-      "syscalls", G_TYPE_UINT64, (guint64) st.syscalls,
-      "ssrc", G_TYPE_UINT, (guint) st.ssrc,
-      "have-source", G_TYPE_BOOLEAN, (gboolean) st.have_source,
-      "source-changes", G_TYPE_UINT64, (guint64) st.source.changes,
-      "source-restarts", G_TYPE_UINT64, (guint64) st.source.restarts,
-      "stray", G_TYPE_UINT64, (guint64) st.source.stray,
-      "held", G_TYPE_UINT64, (guint64) st.source.pending,
-      "held-dropped", G_TYPE_UINT64, (guint64) st.source.held_dropped,
-      "timing-resets", G_TYPE_UINT64, (guint64) st.timing_resets,
-      "skew", G_TYPE_INT64, (gint64) st.skew,
-      "srtp-auth-failures", G_TYPE_UINT64, (guint64) st.srtp.auth_fail,
-      "srtp-replays", G_TYPE_UINT64, (guint64) st.srtp.replay,
-      "srtp-errors", G_TYPE_UINT64, (guint64) st.srtp.other,
-      "zrtp-sent", G_TYPE_UINT64, zc.sent,
-      "zrtp-received", G_TYPE_UINT64, zc.received,
-      "zrtp-retransmits", G_TYPE_UINT64, zc.retransmits,
-      "zrtp-bad", G_TYPE_UINT64, zc.bad,
-      "zrtp-unexpected", G_TYPE_UINT64, zc.unexpected,
-      "zrtp-auth-failures", G_TYPE_UINT64, zc.auth_fail,
-      "zrtp-restarts", G_TYPE_UINT64, zc.restarts,
-      "zrtp-foreign", G_TYPE_UINT64, zc.foreign,
-      "zrtp-dropped", G_TYPE_UINT64, (guint64) st.zrtp_dropped,
-      "zrtp-received-clear", G_TYPE_UINT64, (guint64) st.zrtp_clear,
-      "buffer-size", G_TYPE_INT, rcvbuf, "recv-mode", G_TYPE_STRING, mode, NULL);
-  /* RTCP: what came in, what our reports say, the sender's last report */
-  gst_structure_set (s,
-      "rtcp-received", G_TYPE_UINT64, (guint64) st.rtcp,
-      "rtcp-bad", G_TYPE_UINT64, (guint64) st.rtcp_bad,
-      "rtcp-foreign", G_TYPE_UINT64, (guint64) st.rtcp_foreign,
-      "sr-rejected", G_TYPE_UINT64, (guint64) st.sr_rejected,
-      "sr-remapped", G_TYPE_UINT64, (guint64) st.sr_remapped,
-      "srtcp-auth-failures", G_TYPE_UINT64, (guint64) st.srtcp.auth_fail,
-      "srtcp-replays", G_TYPE_UINT64, (guint64) st.srtcp.replay,
-      "srtcp-errors", G_TYPE_UINT64, (guint64) st.srtcp.other,
-      "rtcp-sent", G_TYPE_UINT64, (guint64) st.rtcp_sent,
-      "sr-received", G_TYPE_UINT64, (guint64) st.rtcp_sr,
-      "bye-received", G_TYPE_UINT64, (guint64) st.rtcp_bye,
-      "sender-cname", G_TYPE_STRING, st.cname,
-      "sr-ntp-time", G_TYPE_UINT64, (guint64) st.sr_ntp,
-      "sr-rtp-time", G_TYPE_UINT, (guint) st.sr_rtp_ts,
-      "sr-packets", G_TYPE_UINT, (guint) st.sr_packets,
-      "sr-octets", G_TYPE_UINT, (guint) st.sr_octets,
-      "last-sr-time", G_TYPE_UINT64, (guint64) st.sr_arrival,
-      "fraction-lost", G_TYPE_UINT, (guint) st.reception.fraction,
-      "packets-lost", G_TYPE_INT, (gint) st.reception.lost,
-      "jitter", G_TYPE_UINT, (guint) st.reception.jitter,
-      "ext-max-seq", G_TYPE_UINT, (guint) st.reception.ext_max_seq,
-      "synced", G_TYPE_BOOLEAN, (gboolean) st.synced,
-      "sync-offset", G_TYPE_INT64, (gint64) st.sync_offset,
-      "sync-delay", G_TYPE_INT64, (gint64) st.sync_delay, NULL);
-  /* loss recovery */
-  gst_structure_set (s,
-      "missing", G_TYPE_UINT64, (guint64) st.nack.missing,
-      "recovered", G_TYPE_UINT64, (guint64) st.nack.recovered,
-      "recovered-late", G_TYPE_UINT64, (guint64) st.nack.late,
-      "reordered-missing", G_TYPE_UINT64, (guint64) st.nack.reordered,
-      "lost-unrecovered", G_TYPE_UINT64, (guint64) st.nack.lost,
-      "nack-requests", G_TYPE_UINT64, (guint64) st.nack.requests,
-      "nacks-sent", G_TYPE_UINT64, (guint64) st.nacks_sent,
-      "rtx-received", G_TYPE_UINT64, (guint64) st.rtx,
-      "rtx-dropped", G_TYPE_UINT64, (guint64) st.rtx_dropped,
-      "rtx-ssrc", G_TYPE_UINT, (guint) st.rtx_ssrc,
-      "round-trip-time", G_TYPE_UINT64, (guint64) st.nack.rtt,
-      "fast-retries", G_TYPE_UINT64, (guint64) st.nack.fast_retries,
-      "pli-sent", G_TYPE_UINT64, (guint64) st.pli_sent,
-      "fir-sent", G_TYPE_UINT64, (guint64) st.fir_sent,
-      "keyframe-requests", G_TYPE_UINT64, (guint64) st.keyframe_requests,
-      "nack-unanswered", G_TYPE_UINT64, (guint64) st.nack_unanswered,
-      NULL);
-#ifdef URTP_HAVE_SRTP
-  gst_structure_set (s, "srtp-backend", G_TYPE_STRING, urtp_srtp_backend (),
-      NULL);
-#endif
-  return s;
+  v.c.ssrc = v.st.ssrc;
+  v.c.rtx_ssrc = v.st.rtx_ssrc;
+  v.c.rtcp_sent = v.st.rtcp_sent;
+  v.c.rtcp_received = v.st.rtcp;
+  v.c.rtcp_bad = v.st.rtcp_bad;
+  v.c.rtcp_foreign = v.st.rtcp_foreign;
+  v.c.srtcp = v.st.srtcp;
+  v.c.block = v.st.reception;
+  v.c.round_trip_time = v.st.nack.rtt;
+  return gst_uvgrtp_src_stats_to_structure (&v);
 }
 
 static gboolean
@@ -1594,15 +793,15 @@ make_stream (GstUvgRtpSrc * self, const urtp_srtp_config_t * srtp,
   cfg.zrtp = zrtp;
   cfg.zrtp_allow_clear = allow_clear;
   cfg.replay_window = self->replay_window_size;
-  cfg.cname = self->cname;
-  cfg.lip_sync = self->lip_sync && self->rtcp;
-  cfg.rtcp_mux = self->rtcp && self->rtcp_mux;
+  cfg.cname = self->common.cname;
+  cfg.lip_sync = self->lip_sync && self->common.rtcp;
+  cfg.rtcp_mux = self->common.rtcp && self->common.rtcp_mux;
   /* feedback goes over RTCP */
-  cfg.nack = cfg.rtx = self->do_retransmission && self->rtcp;
-  cfg.rtx_pt = self->rtx_pt >= 0 ? (uint8_t) self->rtx_pt :
+  cfg.nack = cfg.rtx = self->common.do_retransmission && self->common.rtcp;
+  cfg.rtx_pt = self->common.rtx_pt >= 0 ? (uint8_t) self->common.rtx_pt :
       urtp_rtx_default_pt (self->session.pt >= 0 ? (uint8_t) self->session.pt
       : 96);
-  cfg.request_keyframe = self->request_keyframe && self->rtcp;
+  cfg.request_keyframe = self->request_keyframe && self->common.rtcp;
   if (self->session.params && gst_memory_map (self->session.params, &map,
           GST_MAP_READ)) {
     cfg.params = map.data;
@@ -1635,15 +834,13 @@ open_rtcp (GstUvgRtpSrc * self, const gchar * address)
   gboolean mux;
 
   self->rtcp_on = FALSE;
+  /* start() has set port to the one bound */
   GST_OBJECT_LOCK (self);
-  if (!self->rtcp) {
+  if (!gst_uvgrtp_settings_rtcp (&self->common, self->port, &rc, &mux,
+          &port)) {
     GST_OBJECT_UNLOCK (self);
     return;
   }
-  memset (&rc, 0, sizeof rc);
-  mux = self->rtcp_mux;
-  port = mux ? urtp_sock_local_port (&self->sock) : self->rtcp_port ?
-      self->rtcp_port : self->port ? self->port + 1 : 0;
   remote = g_strdup (self->rtcp_remote_host);
   rc.bind_addr = address;
   rc.bind_port = (guint16) MIN (port, G_MAXUINT16);
@@ -1651,7 +848,6 @@ open_rtcp (GstUvgRtpSrc * self, const gchar * address)
   rc.remote_port = (guint16) (self->rtcp_remote_port ?
       self->rtcp_remote_port : port);
   rc.reuse = self->reuse;
-  rc.min_interval = self->rtcp_min_interval;
   rc.mux = mux ? &self->sock : NULL;
   GST_OBJECT_UNLOCK (self);
 
@@ -1731,50 +927,28 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   urtp_srtp_config_t srtp_cfg;
   guint8 srtp_key_bytes[URTP_SRTP_MAX_KEY_LEN];
   gboolean have_srtp = FALSE;
-  gchar *err_msg = NULL, *address, *iface, *srtp_key;
-  GstUvgRtpSrtpCipher srtp_cipher;
-  GstUvgRtpSrtpAuth srtp_auth;
+  gchar *err_msg = NULL, *address, *iface;
   GstUvgRtpZrtpSettings zs;
-  GstUvgRtpZrtpCtl *zctl = NULL, *old_ctl;
+  GstUvgRtpZrtpCtl *zctl = NULL;
   urtp_recvstream_t *stream = NULL;
   guint replay_window;
   gint err_code, port, buffer_size, ret;
 
   GST_OBJECT_LOCK (self);
-  if (!resolve_session (self, &session, &err_msg, &err_code)) {
+  if (!gst_uvgrtp_src_session_resolve (self, &session, &err_msg, &err_code)) {
     GST_OBJECT_UNLOCK (self);
-    post_config_error (self, err_msg, err_code);
+    gst_uvgrtp_src_post_config_error (self, err_msg, err_code);
     return FALSE;
   }
-  srtp_key = g_strdup (self->srtp_key);
-  srtp_cipher = self->srtp_cipher;
-  srtp_auth = self->srtp_auth;
   replay_window = self->replay_window_size;
-  gst_uvgrtp_zrtp_settings_copy (&zs, &self->zrtp);
-  old_ctl = self->zrtp_ctl;
-  self->zrtp_ctl = NULL;
   GST_OBJECT_UNLOCK (self);
-  gst_uvgrtp_zrtp_ctl_unref (old_ctl);
-
-  if (zs.enabled && srtp_key && *srtp_key) {
-    gst_uvgrtp_free_secret (srtp_key);
-    gst_uvgrtp_zrtp_settings_clear (&zs);
-    session_clear (&session);
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("Properties 'zrtp' and 'srtp-key' cannot be used together: ZRTP "
-            "agrees the SRTP keys itself"), (NULL));
-    return FALSE;
-  }
 
   /* a bad key is reported before any network setting */
-  if (!gst_uvgrtp_srtp_parse (GST_ELEMENT (self), srtp_key, srtp_cipher,
-          srtp_auth, &srtp_cfg, srtp_key_bytes)) {
-    gst_uvgrtp_free_secret (srtp_key);
-    gst_uvgrtp_zrtp_settings_clear (&zs);
-    session_clear (&session);
+  if (!gst_uvgrtp_settings_take_keys (GST_ELEMENT (self), &self->common,
+          &self->zrtp_ctl, &srtp_cfg, srtp_key_bytes, &zs)) {
+    gst_uvgrtp_src_session_clear (&session);
     return FALSE;
   }
-  gst_uvgrtp_free_secret (srtp_key);
   have_srtp = srtp_cfg.key_len > 0;
   srtp_cfg.dir = URTP_SRTP_INBOUND;
   srtp_cfg.any_ssrc = TRUE;
@@ -1782,9 +956,9 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
 
   GST_OBJECT_LOCK (self);
   address = g_strdup (self->address);
-  iface = g_strdup (self->multicast_iface);
+  iface = g_strdup (self->common.multicast_iface);
   port = self->port;
-  buffer_size = self->buffer_size;
+  buffer_size = self->common.buffer_size;
 
   memset (&cfg, 0, sizeof (cfg));
   cfg.bind_addr = address;
@@ -1820,7 +994,7 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
     goto no_memory;
 
   GST_OBJECT_LOCK (self);
-  session_clear (&self->session);
+  gst_uvgrtp_src_session_clear (&self->session);
   self->session = session;
   ret = make_stream (self, have_srtp ? &srtp_cfg : NULL,
       zctl ? gst_uvgrtp_zrtp_ctl_endpoint (zctl) : NULL, zs.allow_clear,
@@ -1892,8 +1066,8 @@ no_memory:
 no_stream:
   {
     if (have_srtp)
-      gst_uvgrtp_srtp_post_init_error (GST_ELEMENT (self), ret, srtp_cipher,
-          srtp_cfg.profile, replay_window);
+      gst_uvgrtp_srtp_post_init_error (GST_ELEMENT (self), ret,
+          self->common.srtp_cipher, srtp_cfg.profile, replay_window);
     else
       GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
           ("Could not set up the receiving stream: %s", g_strerror (-ret)));
@@ -1913,7 +1087,7 @@ fail:
   {
     gst_uvgrtp_zrtp_wipe (srtp_key_bytes, sizeof srtp_key_bytes);
     gst_uvgrtp_zrtp_settings_clear (&zs);
-    session_clear (&session);
+    gst_uvgrtp_src_session_clear (&session);
     g_free (address);
     g_free (iface);
     return FALSE;
@@ -1955,7 +1129,7 @@ gst_uvgrtp_src_stop (GstBaseSrc * bsrc)
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
   GST_OBJECT_LOCK (self);
-  session_clear (&self->session);
+  gst_uvgrtp_src_session_clear (&self->session);
   GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
@@ -2024,7 +1198,7 @@ gst_uvgrtp_src_get_caps (GstBaseSrc * bsrc, GstCaps * filter)
 
   GST_OBJECT_LOCK (self);
   if (self->opened)
-    caps = session_caps (&self->session);
+    caps = gst_uvgrtp_src_session_caps (&self->session);
   GST_OBJECT_UNLOCK (self);
   if (!caps)
     caps = gst_pad_get_pad_template_caps (GST_BASE_SRC_PAD (bsrc));
@@ -2048,7 +1222,7 @@ gst_uvgrtp_src_negotiate (GstBaseSrc * bsrc)
 
   GST_OBJECT_LOCK (self);
   if (self->opened)
-    caps = session_caps (&self->session);
+    caps = gst_uvgrtp_src_session_caps (&self->session);
   GST_OBJECT_UNLOCK (self);
   if (!caps)
     return FALSE;
@@ -2123,9 +1297,9 @@ apply_caps_change (GstUvgRtpSrc * self)
 
   GST_OBJECT_LOCK (self);
   self->caps_changed = FALSE;
-  if (!resolve_session (self, &session, &err_msg, &err_code)) {
+  if (!gst_uvgrtp_src_session_resolve (self, &session, &err_msg, &err_code)) {
     GST_OBJECT_UNLOCK (self);
-    post_config_error (self, err_msg, err_code);
+    gst_uvgrtp_src_post_config_error (self, err_msg, err_code);
     return FALSE;
   }
   if (session.params)
@@ -2136,12 +1310,12 @@ apply_caps_change (GstUvgRtpSrc * self)
     gst_memory_unmap (session.params, &map);
   if (r < 0) {
     GST_OBJECT_UNLOCK (self);
-    session_clear (&session);
+    gst_uvgrtp_src_session_clear (&session);
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, (NULL),
         ("Could not apply the new caps: %s", g_strerror (-r)));
     return FALSE;
   }
-  session_clear (&self->session);
+  gst_uvgrtp_src_session_clear (&self->session);
   self->session = session;
   GST_OBJECT_UNLOCK (self);
   GST_INFO_OBJECT (self, "caps changed: %s, payload type %d",

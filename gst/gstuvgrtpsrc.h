@@ -13,6 +13,7 @@
 #include "urtp/srtp.h"
 
 #include "gstuvgrtpcommon.h"
+#include "gstuvgrtpprops.h"
 #include "gstuvgrtpsrtp.h"
 #include "gstuvgrtpzrtpctl.h"
 
@@ -38,11 +39,11 @@ struct _GstUvgRtpSrc
 {
   GstPushSrc parent;
 
-  /* properties, under the object lock */
+  /* properties, under the object lock; the ones uvgrtpsink has too in
+   * common (gstuvgrtpprops.h) */
+  GstUvgRtpCommonSettings common;
   gchar *address;
   gint port;
-  gchar *multicast_iface;
-  gint buffer_size;
   gboolean reuse;
   GstCaps *caps;
   guint64 timeout;
@@ -54,21 +55,10 @@ struct _GstUvgRtpSrc
   gboolean wait_for_keyframe;
   gint loss_policy;
   guint max_au_size;
-  gchar *srtp_key;              /* hex master key || salt; NULL: no SRTP */
-  GstUvgRtpSrtpCipher srtp_cipher;
-  GstUvgRtpSrtpAuth srtp_auth;
   guint replay_window_size;
-  GstUvgRtpZrtpSettings zrtp;
-  gboolean rtcp;
-  gint rtcp_port;               /* 0: port + 1 */
   gchar *rtcp_remote_host;      /* NULL: reply to the sender's reports' source */
   gint rtcp_remote_port;        /* 0: the local RTCP port's number */
-  gboolean rtcp_mux;            /* RTCP on the RTP port (RFC 5761) */
-  gchar *cname;                 /* NULL: the process's default */
-  guint64 rtcp_min_interval;    /* ns */
   gboolean lip_sync;
-  gboolean do_retransmission;   /* NACKs out, RTX in (needs rtcp) */
-  gint rtx_pt;                  /* -1: the one after the media's */
   gboolean request_keyframe;    /* PLI when packets are given up */
   gint keyframe_asked;          /* atomic: 0, or 1 (PLI) / 2 (FIR) from
                                  * an upstream force-key-unit event */
@@ -106,6 +96,26 @@ struct _GstUvgRtpSrc
   /* last statistics, kept for reading after stop */
   GstStructure *last_stats;
 };
+
+/* Kinds of configuration error, for the bus message. */
+enum
+{
+  GST_UVGRTP_SRC_ERR_SETTINGS,
+  GST_UVGRTP_SRC_ERR_STREAM,
+};
+
+/* gstuvgrtpsrcsession.c. Resolves the codec, payload type and parameter
+ * sets from the properties; called with the object lock. On failure
+ * returns FALSE with a message for the bus in *err_msg (and the kind of
+ * error in *err_code, for gst_uvgrtp_src_post_config_error, which takes
+ * msg). */
+gboolean gst_uvgrtp_src_session_resolve (GstUvgRtpSrc * self,
+    GstUvgRtpSrcSession * out, gchar ** err_msg, gint * err_code);
+void gst_uvgrtp_src_post_config_error (GstUvgRtpSrc * self, gchar * msg,
+    gint code);
+/* The output caps for s. */
+GstCaps *gst_uvgrtp_src_session_caps (const GstUvgRtpSrcSession * s);
+void gst_uvgrtp_src_session_clear (GstUvgRtpSrcSession * s);
 
 G_END_DECLS
 

@@ -553,52 +553,10 @@ static void
 ep_event (void *user, const urtp_zrtp_ep_event_t * ev)
 {
   GstUvgRtpZrtp *self = user;
-  const urtp_zrtp_info_t *info = &ev->info;
-  GError *err;
-  gchar *dbg;
 
-  switch (ev->type) {
-    case URTP_ZRTP_EP_EV_SECURE:
-      GST_INFO_OBJECT (self, "secure, SAS \"%s\" (%s, %s, %s)%s", info->sas,
-          info->cipher, info->auth_tag, info->key_agreement,
-          info->sas_verified ? ", verified" : "");
-      if (info->cache_mismatch)
-        GST_WARNING_OBJECT (self, "retained secrets do not match the peer's: "
-            "the SAS must be compared");
-      gst_element_post_message (GST_ELEMENT (self),
-          gst_uvgrtp_zrtp_make_message (GST_OBJECT (self), info,
-              ev->srtp_profile));
-      break;
-    case URTP_ZRTP_EP_EV_FAILED:
-      GST_WARNING_OBJECT (self, "ZRTP failed: 0x%02x %s%s", info->error,
-          GST_STR_NULL (urtp_zrtp_error_name (info->error)),
-          info->error_from_peer ? " (from the peer)" : "");
-      gst_element_post_message (GST_ELEMENT (self),
-          gst_uvgrtp_zrtp_make_message (GST_OBJECT (self), info, NULL));
-      break;
-    case URTP_ZRTP_EP_EV_RESTARTED:
-      GST_INFO_OBJECT (self, "starting ZRTP over (%s)",
-          ev->reason == URTP_ZRTP_EP_RESTART_TIMEOUT ? "no answer" :
-          "the peer started a new exchange");
-      break;
-    case URTP_ZRTP_EP_EV_ERROR:
-      if (ev->error == -EIO && self->cache_file)
-        err = g_error_new (GST_RESOURCE_ERROR,
-            GST_RESOURCE_ERROR_OPEN_READ_WRITE, "Could not use the ZRTP "
-            "cache file \"%s\" (property 'cache-file')", self->cache_file);
-      else
-        err = g_error_new (GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
-            "Could not create the ZRTP session");
-      dbg = g_strdup_printf ("urtp_zrtp_new: %s", g_strerror (-ev->error));
-      gst_element_post_message (GST_ELEMENT (self),
-          gst_message_new_error (GST_OBJECT (self), err, dbg));
-      g_error_free (err);
-      g_free (dbg);
-      break;
-    case URTP_ZRTP_EP_EV_INFO_CHANGED:
-      notify_state (self);
-      break;
-  }
+  if (gst_uvgrtp_zrtp_handle_event (GST_ELEMENT (self), ev, self->cache_file,
+          "cache-file"))
+    notify_state (self);
 }
 
 /* The source address udpsrc put on the buffer, if any. */

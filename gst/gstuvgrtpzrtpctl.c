@@ -289,23 +289,23 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
   ensure_debug ();
 
   /**
-   * GstUvgRtpSink:zrtp:
+   * GstUvgRtp:zrtp:
    *
    * Agree SRTP keys with the peer by ZRTP (RFC 6189) on the element's own
    * UDP socket and protect the stream with them. uvgrtpsink starts the
    * exchange as it starts, sending Hello to #GstUvgRtpSink:host and
-   * listening for the answers on its socket; uvgrtpsrc (#GstUvgRtpSrc:zrtp)
+   * listening for the answers on its socket; uvgrtpsrc
    * answers the first Hello it receives, to the address it came from, and
    * unprotects the stream with the sender's key. Until the stream is
    * secure, the sink sends no media and the source drops what arrives in
-   * clear, unless #GstUvgRtpSink:zrtp-allow-clear is set. Cannot be
+   * clear, unless #GstUvgRtp:zrtp-allow-clear is set. Cannot be
    * combined with srtp-key. Read when the element starts.
    */
   g_object_class_install_property (klass, first + GST_UVGRTP_ZRTP_PROP_ENABLE,
       g_param_spec_boolean ("zrtp", "ZRTP",
           "Agree SRTP keys by ZRTP on the element's socket", FALSE, rw));
   /**
-   * GstUvgRtpSink:zrtp-allow-clear:
+   * GstUvgRtp:zrtp-allow-clear:
    *
    * While the keys are not agreed (or after the exchange failed), the sink
    * sends media in clear and the source accepts clear RTP. Off by default:
@@ -319,7 +319,7 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
           "Send / accept media in clear while the ZRTP keys are pending",
           FALSE, rw));
   /**
-   * GstUvgRtpSink:zrtp-cache-file:
+   * GstUvgRtp:zrtp-cache-file:
    *
    * File keeping this endpoint's ZID and, per peer, the retained secrets
    * and the SAS verified flag (lib/urtp/zrtp.h gives the format). Created
@@ -332,7 +332,7 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
           "Retained-secret cache (ZID, per-peer secrets, SAS verified flag); "
           "NULL: none", NULL, rw));
   /**
-   * GstUvgRtpSink:zrtp-zid:
+   * GstUvgRtp:zrtp-zid:
    *
    * This endpoint's ZRTP identifier, 24 hex digits. When not set, the cache
    * file's is used, or a random one (kept for as long as the element runs).
@@ -343,7 +343,7 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
           "ZRTP identifier, 24 hex digits (NULL: from the cache file, or "
           "random)", NULL, rw));
   /**
-   * GstUvgRtpSink:zrtp-session:
+   * GstUvgRtp:zrtp-session:
    *
    * Elements of this process of the same kind (senders with senders,
    * receivers with receivers) that have the same session name talk to one
@@ -358,12 +358,12 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
           "Name shared by the streams of one call with one peer (Multistream)",
           NULL, rw));
   /**
-   * GstUvgRtpSink:zrtp-key-agreements:
+   * GstUvgRtp:zrtp-key-agreements:
    *
    * Key agreements to offer, best first, separated by commas: EC25 (ECDH
    * P-256) and DH3k (3072-bit finite field). %NULL: "EC25,DH3k". DH3k is
    * mandatory in ZRTP and always offered last if missing; Mult is offered
-   * by the streams that join a #GstUvgRtpSink:zrtp-session.
+   * by the streams that join a #GstUvgRtp:zrtp-session.
    */
   g_object_class_install_property (klass,
       first + GST_UVGRTP_ZRTP_PROP_KEY_AGREEMENTS,
@@ -371,7 +371,7 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
           "Key agreements to offer, best first: EC25, DH3k (NULL: EC25,DH3k)",
           NULL, rw));
   /**
-   * GstUvgRtpSink:zrtp-state:
+   * GstUvgRtp:zrtp-state:
    *
    * Where the ZRTP exchange is: idle, discovery, key-agreement, secure or
    * failed. failed only after a real failure, when a `uvgrtp-zrtp` failed
@@ -384,7 +384,7 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
       g_param_spec_enum ("zrtp-state", "ZRTP state", "State of the exchange",
           GST_TYPE_UVGRTP_ZRTP_STATE, GST_UVGRTP_ZRTP_STATE_IDLE, ro));
   /**
-   * GstUvgRtpSink:zrtp-sas:
+   * GstUvgRtp:zrtp-sas:
    *
    * The short authentication string the users compare by voice, once the
    * keys are agreed (%NULL before).
@@ -393,10 +393,10 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
       g_param_spec_string ("zrtp-sas", "ZRTP SAS",
           "Short authentication string to compare", NULL, ro));
   /**
-   * GstUvgRtpSink:zrtp-sas-verified:
+   * GstUvgRtp:zrtp-sas-verified:
    *
    * This side holds the SAS verified: the users confirmed it in an earlier
-   * call with this peer (or emitted #GstUvgRtpSink::zrtp-set-sas-verified)
+   * call with this peer (or emitted #GstUvgRtp::zrtp-set-sas-verified)
    * and the retained secrets still match.
    */
   g_object_class_install_property (klass,
@@ -404,7 +404,7 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
       g_param_spec_boolean ("zrtp-sas-verified", "ZRTP SAS verified",
           "The SAS was verified with this peer", FALSE, ro));
   /**
-   * GstUvgRtpSink:zrtp-peer-sas-verified:
+   * GstUvgRtp:zrtp-peer-sas-verified:
    *
    * The peer says it holds the SAS verified.
    */
@@ -414,7 +414,7 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
           "ZRTP peer SAS verified", "The peer holds the SAS verified", FALSE,
           ro));
   /**
-   * GstUvgRtpSink:zrtp-cipher:
+   * GstUvgRtp:zrtp-cipher:
    *
    * Negotiated SRTP cipher: AES1 (AES-128) or AES3 (AES-256).
    */
@@ -423,7 +423,7 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
       g_param_spec_string ("zrtp-cipher", "ZRTP cipher",
           "Negotiated cipher (AES1, AES3)", NULL, ro));
   /**
-   * GstUvgRtpSink:zrtp-auth-tag:
+   * GstUvgRtp:zrtp-auth-tag:
    *
    * Negotiated SRTP authentication tag: HS80 or HS32.
    */
@@ -432,17 +432,17 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
       g_param_spec_string ("zrtp-auth-tag", "ZRTP auth tag",
           "Negotiated SRTP authentication tag (HS80, HS32)", NULL, ro));
   /**
-   * GstUvgRtpSink:zrtp-key-agreement:
+   * GstUvgRtp:zrtp-key-agreement:
    *
    * Negotiated key agreement: EC25, DH3k, or Mult for a stream that joined
-   * its #GstUvgRtpSink:zrtp-session in Multistream mode.
+   * its #GstUvgRtp:zrtp-session in Multistream mode.
    */
   g_object_class_install_property (klass,
       first + GST_UVGRTP_ZRTP_PROP_KEY_AGREEMENT,
       g_param_spec_string ("zrtp-key-agreement", "ZRTP key agreement",
           "Negotiated key agreement (EC25, DH3k, Mult)", NULL, ro));
   /**
-   * GstUvgRtpSink:zrtp-sas-type:
+   * GstUvgRtp:zrtp-sas-type:
    *
    * Negotiated SAS rendering: B32 (4 characters) or B256 (two PGP words).
    */
@@ -451,7 +451,7 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
       g_param_spec_string ("zrtp-sas-type", "ZRTP SAS type",
           "Negotiated SAS rendering (B32, B256)", NULL, ro));
   /**
-   * GstUvgRtpSink:zrtp-peer-zid:
+   * GstUvgRtp:zrtp-peer-zid:
    *
    * The peer's ZRTP identifier (24 hex digits) once its Hello arrived.
    */
@@ -461,7 +461,7 @@ gst_uvgrtp_zrtp_install (GObjectClass * klass, guint first, GCallback handler)
           "The peer's ZRTP identifier", NULL, ro));
 
   /**
-   * GstUvgRtpSink::zrtp-set-sas-verified:
+   * GstUvgRtp::zrtp-set-sas-verified:
    * @element: the element
    * @verified: TRUE once the users compared the SAS and found it equal,
    *   FALSE to have it compared again
@@ -648,22 +648,23 @@ notify_info (GstUvgRtpZrtpCtl * ctl)
 }
 
 static void
-post_start_error (GstUvgRtpZrtpCtl * ctl, int rc)
+post_start_error (GstElement * element, int rc, const gchar * cache_file,
+    const gchar * cache_prop)
 {
   GError *err;
   gchar *dbg;
 
-  if (rc == -EIO && ctl->cache_file)
+  if (rc == -EIO && cache_file)
     err = g_error_new (GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_OPEN_READ_WRITE,
-        "Could not use the ZRTP cache file \"%s\" (property "
-        "'zrtp-cache-file')", ctl->cache_file);
+        "Could not use the ZRTP cache file \"%s\" (property '%s')",
+        cache_file, cache_prop);
   else
     err = g_error_new (GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_INIT,
         "Could not create the ZRTP session");
   dbg = g_strdup_printf ("urtp_zrtp_new: %s", g_strerror (-rc));
-  GST_ERROR_OBJECT (ctl->element, "%s", dbg);
-  gst_element_post_message (ctl->element,
-      gst_message_new_error (GST_OBJECT (ctl->element), err, dbg));
+  GST_ERROR_OBJECT (element, "%s", dbg);
+  gst_element_post_message (element,
+      gst_message_new_error (GST_OBJECT (element), err, dbg));
   g_error_free (err);
   g_free (dbg);
 }
@@ -671,20 +672,69 @@ post_start_error (GstUvgRtpZrtpCtl * ctl, int rc)
 /* A Multistream member whose session's first stream failed for real: the
  * message says so, with the first stream's reason. */
 static GstMessage *
-leader_failed_message (GstUvgRtpZrtpCtl * ctl, const urtp_zrtp_ep_event_t * ev)
+leader_failed_message (GstElement * element, const urtp_zrtp_ep_event_t * ev)
 {
-  GstMessage *m = gst_uvgrtp_zrtp_make_message (GST_OBJECT (ctl->element),
+  GstMessage *m = gst_uvgrtp_zrtp_make_message (GST_OBJECT (element),
       &ev->info, NULL);
   const gchar *why = gst_structure_get_string (gst_message_get_structure (m),
       "reason");
   gchar *reason = g_strdup_printf ("the first stream of ZRTP session \"%s\" "
       "failed: %s", GST_STR_NULL (ev->group), GST_STR_NULL (why));
 
-  GST_WARNING_OBJECT (ctl->element, "%s", reason);
+  GST_WARNING_OBJECT (element, "%s", reason);
   gst_structure_set (gst_message_writable_structure (m), "reason",
       G_TYPE_STRING, reason, NULL);
   g_free (reason);
   return m;
+}
+
+gboolean
+gst_uvgrtp_zrtp_handle_event (GstElement * element,
+    const urtp_zrtp_ep_event_t * ev, const gchar * cache_file,
+    const gchar * cache_prop)
+{
+  const urtp_zrtp_info_t *info = &ev->info;
+  static const gchar *const why[] = {
+    "no answer from the peer", "the peer started a new exchange",
+    "media without keys",
+  };
+
+  ensure_debug ();
+  switch (ev->type) {
+    case URTP_ZRTP_EP_EV_SECURE:
+      GST_INFO_OBJECT (element, "secure, SAS \"%s\" (%s, %s, %s)%s",
+          info->sas, info->cipher, info->auth_tag, info->key_agreement,
+          info->sas_verified ? ", verified" : "");
+      if (info->cache_mismatch)
+        GST_WARNING_OBJECT (element, "retained secrets do not match the "
+            "peer's: the SAS must be compared");
+      gst_element_post_message (element,
+          gst_uvgrtp_zrtp_make_message (GST_OBJECT (element), info,
+              ev->srtp_profile));
+      break;
+    case URTP_ZRTP_EP_EV_FAILED:
+      if (ev->leader_failed) {
+        gst_element_post_message (element,
+            leader_failed_message (element, ev));
+        break;
+      }
+      GST_WARNING_OBJECT (element, "ZRTP failed: 0x%02x %s%s", info->error,
+          GST_STR_NULL (urtp_zrtp_error_name (info->error)),
+          info->error_from_peer ? " (from the peer)" : "");
+      gst_element_post_message (element,
+          gst_uvgrtp_zrtp_make_message (GST_OBJECT (element), info, NULL));
+      break;
+    case URTP_ZRTP_EP_EV_RESTARTED:
+      GST_INFO_OBJECT (element, "starting ZRTP over: %s",
+          why[ev->reason]);
+      break;
+    case URTP_ZRTP_EP_EV_ERROR:
+      post_start_error (element, ev->error, cache_file, cache_prop);
+      break;
+    case URTP_ZRTP_EP_EV_INFO_CHANGED:
+      return TRUE;
+  }
+  return FALSE;
 }
 
 /* From the endpoint's thread, with no lock held. */
@@ -692,48 +742,10 @@ static void
 ctl_event (void *user, const urtp_zrtp_ep_event_t * ev)
 {
   GstUvgRtpZrtpCtl *ctl = user;
-  const urtp_zrtp_info_t *info = &ev->info;
-  static const gchar *const why[] = {
-    "no answer from the peer", "the peer started a new exchange",
-    "media without keys",
-  };
 
-  switch (ev->type) {
-    case URTP_ZRTP_EP_EV_SECURE:
-      GST_INFO_OBJECT (ctl->element, "secure, SAS \"%s\" (%s, %s, %s)%s",
-          info->sas, info->cipher, info->auth_tag, info->key_agreement,
-          info->sas_verified ? ", verified" : "");
-      if (info->cache_mismatch)
-        GST_WARNING_OBJECT (ctl->element, "retained secrets do not match "
-            "the peer's: the SAS must be compared");
-      gst_element_post_message (ctl->element,
-          gst_uvgrtp_zrtp_make_message (GST_OBJECT (ctl->element), info,
-              ev->srtp_profile));
-      break;
-    case URTP_ZRTP_EP_EV_FAILED:
-      if (ev->leader_failed) {
-        gst_element_post_message (ctl->element,
-            leader_failed_message (ctl, ev));
-        break;
-      }
-      GST_WARNING_OBJECT (ctl->element, "ZRTP failed: 0x%02x %s%s",
-          info->error, GST_STR_NULL (urtp_zrtp_error_name (info->error)),
-          info->error_from_peer ? " (from the peer)" : "");
-      gst_element_post_message (ctl->element,
-          gst_uvgrtp_zrtp_make_message (GST_OBJECT (ctl->element), info,
-              NULL));
-      break;
-    case URTP_ZRTP_EP_EV_RESTARTED:
-      GST_INFO_OBJECT (ctl->element, "starting ZRTP over: %s",
-          why[ev->reason]);
-      break;
-    case URTP_ZRTP_EP_EV_ERROR:
-      post_start_error (ctl, ev->error);
-      break;
-    case URTP_ZRTP_EP_EV_INFO_CHANGED:
-      notify_info (ctl);
-      break;
-  }
+  if (gst_uvgrtp_zrtp_handle_event (ctl->element, ev, ctl->cache_file,
+          "zrtp-cache-file"))
+    notify_info (ctl);
 }
 
 /* Sends on the element's socket, with a line in the log. */

@@ -182,6 +182,16 @@ gboolean gst_uvgrtp_zrtp_ctl_set_sas_verified (GstUvgRtpZrtpCtl * ctl,
  * the element's endpoint, read under its object lock. */
 gboolean gst_uvgrtp_zrtp_element_set_sas_verified (GstElement * element,
     GstUvgRtpZrtpCtl ** ctlp, gboolean verified);
+/* What an endpoint (lib/urtp/zrtp_ep.h) tells, from its thread with no
+ * lock held, as both ZRTP adapters (this one and uvgrtpzrtp's) report it:
+ * secure and failed as `uvgrtp-zrtp` messages, a cache file that cannot be
+ * used (cache_file, property cache_prop) or a session that cannot be
+ * created as an error, restarts in the log. Returns TRUE for
+ * URTP_ZRTP_EP_EV_INFO_CHANGED: the caller notifies its read-only
+ * properties. */
+gboolean gst_uvgrtp_zrtp_handle_event (GstElement * element,
+    const urtp_zrtp_ep_event_t * ev, const gchar * cache_file,
+    const gchar * cache_prop);
 /* The message type of a ZRTP packet ("Hello", "Commit", ...; "?" when too
  * short), for logs; out holds it. */
 const gchar *gst_uvgrtp_zrtp_type_name (const guint8 * pkt, gsize len,

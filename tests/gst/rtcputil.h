@@ -226,7 +226,7 @@ static G_GNUC_UNUSED void
 check_ours (const GstStructure * ss, const GstStructure * rs, guint srs,
     guint rrs, guint n, const gchar * cname)
 {
-  gint64 rtt;
+  guint64 rtt;
 
   fail_unless (u64 (rs, "sr-received") >= n);
   fail_unless_equals_string (gst_structure_get_string (rs, "sender-cname"),
@@ -236,9 +236,9 @@ check_ours (const GstStructure * ss, const GstStructure * rs, guint srs,
   fail_unless (u64 (ss, "rr-received") >= n);
   fail_unless (u64 (ss, "rtcp-sent") >= n);
   fail_unless_equals_uint64 (u64 (ss, "rtcp-bad"), 0);
-  fail_unless (gst_structure_get_int64 (ss, "round-trip-time", &rtt));
-  fail_unless (rtt >= 0 && rtt < 50 * GST_MSECOND, "rtt %" G_GINT64_FORMAT,
-      rtt);
+  fail_unless (gst_structure_get_uint64 (ss, "round-trip-time", &rtt));
+  fail_unless (GST_CLOCK_TIME_IS_VALID (rtt) && rtt < 50 * GST_MSECOND,
+      "rtt %" G_GUINT64_FORMAT, rtt);
   fail_unless (rrs >= n, "%u rr messages", rrs);
 }
 

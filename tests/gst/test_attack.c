@@ -200,19 +200,19 @@ pump (Session * s)
         } else if (g_strcmp0 (type, "rr") == 0) {
           guint ssrc = 0, fraction = 0;
           gint lost = 0;
-          gint64 rtt = -1;
+          guint64 rtt = GST_CLOCK_TIME_NONE;
 
           gst_structure_get_uint (st, "ssrc", &ssrc);
           gst_structure_get_uint (st, "fraction-lost", &fraction);
           gst_structure_get_int (st, "packets-lost", &lost);
-          gst_structure_get_int64 (st, "round-trip-time", &rtt);
+          gst_structure_get_uint64 (st, "round-trip-time", &rtt);
           s->rr_msgs++;
           if (ssrc == s->atk_ssrc || fraction == 255 || lost == 123456
-              || rtt >= 500 * GST_MSECOND) {
+              || (GST_CLOCK_TIME_IS_VALID (rtt) && rtt >= 500 * GST_MSECOND)) {
             s->rr_forged++;
             g_string_append_printf (s->rr_text, " [ssrc %08x fraction %u "
-                "lost %d rtt %" G_GINT64_FORMAT " ms]", ssrc, fraction, lost,
-                rtt / (gint64) GST_MSECOND);
+                "lost %d rtt %" G_GUINT64_FORMAT " ms]", ssrc, fraction, lost,
+                rtt / GST_MSECOND);
           }
         }
       }
@@ -684,11 +684,11 @@ GST_START_TEST (test_forged_sr)
   common_checks (&s, FORGED_SRS, 0, sr0, rr0);
   {
     GstStructure *ss = stats_of (s.send, "sink");
-    gint64 rtt = -1;
+    guint64 rtt = GST_CLOCK_TIME_NONE;
 
-    gst_structure_get_int64 (ss, "round-trip-time", &rtt);
-    expect (&s, rtt >= 0 && rtt < 50 * GST_MSECOND, "sink round-trip-time %"
-        G_GINT64_FORMAT " ns", rtt);
+    gst_structure_get_uint64 (ss, "round-trip-time", &rtt);
+    expect (&s, GST_CLOCK_TIME_IS_VALID (rtt) && rtt < 50 * GST_MSECOND, "sink round-trip-time %"
+        G_GUINT64_FORMAT " ns", rtt);
     gst_structure_free (ss);
   }
   g_string_free (seen, TRUE);
@@ -842,19 +842,19 @@ GST_START_TEST (test_forged_feedback)
       GstStructure *st = stats_of (s.send, "sink");
       guint fraction = 0;
       gint lost = 0;
-      gint64 rtt = -1;
+      guint64 rtt = GST_CLOCK_TIME_NONE;
 
       gst_structure_get_uint (st, "fraction-lost", &fraction);
       gst_structure_get_int (st, "packets-lost", &lost);
-      gst_structure_get_int64 (st, "round-trip-time", &rtt);
+      gst_structure_get_uint64 (st, "round-trip-time", &rtt);
       samples++;
-      if (fraction == 255 || lost == 123456 || rtt < 0
+      if (fraction == 255 || lost == 123456 || !GST_CLOCK_TIME_IS_VALID (rtt)
           || rtt >= 50 * GST_MSECOND) {
         taken++;
         if (taken <= 3)
           g_string_append_printf (seen, " [fraction-lost %u packets-lost %d "
-              "round-trip-time %" G_GINT64_FORMAT " ms]", fraction, lost,
-              rtt / (gint64) GST_MSECOND);
+              "round-trip-time %" G_GUINT64_FORMAT " ms]", fraction, lost,
+              rtt / GST_MSECOND);
       }
       gst_structure_free (st);
     }
@@ -874,7 +874,7 @@ GST_START_TEST (test_forged_feedback)
     const GValue *arr = gst_structure_get_value (ss, "receivers");
     guint fraction = 0, n;
     gint lost = 0;
-    gint64 rtt = -1;
+    guint64 rtt = GST_CLOCK_TIME_NONE;
     GString *rcv = g_string_new (NULL);
     gboolean bad = FALSE;
     guint64 pli_sent = u64 (rs, "pli-sent"), fir_sent = u64 (rs, "fir-sent");
@@ -882,11 +882,11 @@ GST_START_TEST (test_forged_feedback)
 
     gst_structure_get_uint (ss, "fraction-lost", &fraction);
     gst_structure_get_int (ss, "packets-lost", &lost);
-    gst_structure_get_int64 (ss, "round-trip-time", &rtt);
+    gst_structure_get_uint64 (ss, "round-trip-time", &rtt);
     expect (&s, fraction != 255 && lost != 123456, "sink fraction-lost %u, "
         "packets-lost %d", fraction, lost);
-    expect (&s, rtt >= 0 && rtt < 50 * GST_MSECOND, "sink round-trip-time %"
-        G_GINT64_FORMAT " ns", rtt);
+    expect (&s, GST_CLOCK_TIME_IS_VALID (rtt) && rtt < 50 * GST_MSECOND, "sink round-trip-time %"
+        G_GUINT64_FORMAT " ns", rtt);
     fail_unless (arr != NULL && GST_VALUE_HOLDS_ARRAY (arr));
     n = gst_value_array_get_size (arr);
     for (guint i = 0; i < n; i++) {

@@ -38,7 +38,7 @@ GST_START_TEST (test_ours)
       "cname=bob@test rtcp-min-interval=" MIN_INTERVAL " ! fakesink", p);
   GstStructure *ss, *rs;
   gint lost;
-  gint64 rtt;
+  guint64 rtt;
 
   run_for (recv, send, 2500, &srs, &rrs);
   ss = stats_of (send, "sink");
@@ -64,8 +64,8 @@ GST_START_TEST (test_ours)
     fail_unless (gst_structure_get_uint (r, "ssrc", &rssrc));
     fail_unless (gst_structure_get_uint64 (r, "reports", &reports));
     fail_unless_equals_uint64 (reports, u64 (ss, "rr-received"));
-    fail_unless (gst_structure_get_int64 (r, "round-trip-time", &rtt));
-    fail_unless (rtt >= 0 && rtt < 50 * GST_MSECOND);
+    fail_unless (gst_structure_get_uint64 (r, "round-trip-time", &rtt));
+    fail_unless (GST_CLOCK_TIME_IS_VALID (rtt) && rtt < 50 * GST_MSECOND);
     GST_INFO ("receiver %08x: %" GST_PTR_FORMAT, rssrc, r);
   }
   gst_structure_free (ss);
@@ -95,7 +95,7 @@ GST_START_TEST (test_to_rtpbin)
       "rb. ! rtph264depay ! fakesink", p, p + 1, p + 3);
   GstStructure *ss, *sst = NULL;
   GObject *src;
-  gint64 rtt;
+  guint64 rtt;
   gboolean have_sr = FALSE;
   gchar *cname = NULL;
 
@@ -104,9 +104,9 @@ GST_START_TEST (test_to_rtpbin)
   ss = stats_of (send, "sink");
   GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
   fail_unless (u64 (ss, "rr-received") >= 1, "no receiver report from rtpbin");
-  fail_unless (gst_structure_get_int64 (ss, "round-trip-time", &rtt));
-  fail_unless (rtt >= 0 && rtt < 50 * GST_MSECOND, "rtt %" G_GINT64_FORMAT,
-      rtt);
+  fail_unless (gst_structure_get_uint64 (ss, "round-trip-time", &rtt));
+  fail_unless (GST_CLOCK_TIME_IS_VALID (rtt) && rtt < 50 * GST_MSECOND,
+      "rtt %" G_GUINT64_FORMAT, rtt);
   fail_unless (rrs >= 1);
 
   src = rtpbin_source (recv, ssrc, NULL, NULL);
@@ -312,7 +312,7 @@ GST_START_TEST (test_mux_to_rtpbin)
   GstStructure *ss, *sst = NULL;
   GObject *src;
   gboolean have_sr = FALSE;
-  gint64 rtt;
+  guint64 rtt;
 
   give_socket (recv, "in", sock);
   give_socket (recv, "out", sock);
@@ -321,8 +321,8 @@ GST_START_TEST (test_mux_to_rtpbin)
   ss = stats_of (send, "sink");
   GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
   fail_unless (u64 (ss, "rr-received") >= 1, "no receiver report from rtpbin");
-  fail_unless (gst_structure_get_int64 (ss, "round-trip-time", &rtt));
-  fail_unless (rtt >= 0 && rtt < 50 * GST_MSECOND);
+  fail_unless (gst_structure_get_uint64 (ss, "round-trip-time", &rtt));
+  fail_unless (GST_CLOCK_TIME_IS_VALID (rtt) && rtt < 50 * GST_MSECOND);
   src = rtpbin_source (recv, ssrc, NULL, NULL);
   fail_unless (src != NULL, "rtpbin does not know our SSRC");
   g_object_get (src, "stats", &sst, NULL);

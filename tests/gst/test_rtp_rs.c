@@ -145,7 +145,7 @@ GST_START_TEST (test_to_rtprecv)
   GstStructure *ss, *rst;
   const GstStructure *us;
   guint64 ntp = 0;
-  gint64 rtt;
+  guint64 rtt;
   guint64 packets = 0;
 
   g_atomic_int_set (&decoded, 0);
@@ -180,9 +180,9 @@ GST_START_TEST (test_to_rtprecv)
    * lost, a loopback round trip */
   fail_unless (u64 (ss, "rr-received") >= 1, "no receiver report from "
       "rtprecv: %s", gst_structure_to_string (ss));
-  fail_unless (gst_structure_get_int64 (ss, "round-trip-time", &rtt));
-  fail_unless (rtt >= 0 && rtt < 50 * GST_MSECOND, "rtt %" G_GINT64_FORMAT,
-      rtt);
+  fail_unless (gst_structure_get_uint64 (ss, "round-trip-time", &rtt));
+  fail_unless (GST_CLOCK_TIME_IS_VALID (rtt) && rtt < 50 * GST_MSECOND,
+      "rtt %" G_GUINT64_FORMAT, rtt);
   fail_unless (rrs >= 1);
 
   gst_structure_free (ss);
