@@ -172,18 +172,29 @@ static void fill_frame(urtp_receiver_t *r, const urtp_recvstream_frame_t *in, ur
   r->frames++;
 }
 
+/* RTCP's turn: only when something is there or due, so that a batch of
+ * media costs no extra system call for RTCP's socket. */
+static void service_rtcp(urtp_receiver_t *r, uint64_t now)
+{
+  if (!r->sock.watch_ready && now < urtp_rtcpio_deadline(&r->rtcp) &&
+      !urtp_recvstream_rtcp_pending(r->rs) && urtp_recvstream_feedback_deadline(r->rs) > now)
+    return;
+  urtp_recvstream_rtcp_service(r->rs, &r->rtcp, now, now);
+}
+
 int urtp_receiver_pull(urtp_receiver_t *r, urtp_frame_t *f, int timeout_ms)
 {
   release_held(r);
   uint64_t now = urtp_stream_mono_ns();
   uint64_t end = timeout_ms < 0 ? UINT64_MAX : now + (uint64_t)timeout_ms * 1000000u;
-  for (;;) {
+  for (bool waited = false;; waited = true) {
     urtp_recvstream_frame_t in;
     if (urtp_recvstream_pop(r->rs, &in)) {
       fill_frame(r, &in, f);
       return 1;
     }
-    if (now >= end)
+    /* a timeout of 0 still takes what has already arrived, once */
+    if (waited && now >= end)
       return 0;
     /* wait for the nearest of: the caller's end, the stream's deadline
      * (a gap given up, feedback due), RTCP's next report */
@@ -202,7 +213,7 @@ int urtp_receiver_pull(urtp_receiver_t *r, urtp_frame_t *f, int timeout_ms)
       urtp_recvstream_push_rx(r->rs, &r->sock, &r->rx, (size_t)n, now);
     urtp_recvstream_expire(r->rs, now);
     if (r->rtcp_on)
-      urtp_recvstream_rtcp_service(r->rs, &r->rtcp, now, now);
+      service_rtcp(r, now);
   }
 }
 

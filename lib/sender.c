@@ -73,7 +73,8 @@ void urtp_send_config_init(urtp_send_config_t *cfg, urtp_codec_t codec)
 
 static uint32_t rtp_ts_at(const urtp_sender_t *s, uint64_t pts_ns)
 {
-  /* 128-bit free: pts below 2^64 ns times 90 kHz overflows, so split */
+  /* pts_ns * rate would overflow 64 bits after a few days: whole seconds
+   * and the rest apart */
   uint64_t sec = pts_ns / 1000000000u, rem = pts_ns % 1000000000u;
   return s->ts_start + (uint32_t)(sec * s->rate) +
          (uint32_t)((rem * s->rate + 500000000u) / 1000000000u);

@@ -246,9 +246,9 @@ typedef struct urtp_frame {
   unsigned flags;               /* URTP_FRAME_* */
 } urtp_frame_t;
 
-/* Waits up to timeout_ms (-1: forever) for the next access unit, servicing
- * RTCP and loss recovery meanwhile. Returns 1 with *f filled, 0 on the
- * timeout, or a -errno of the socket. */
+/* Waits up to timeout_ms (-1: forever; 0: only what has arrived) for the
+ * next access unit, servicing RTCP and loss recovery meanwhile. Returns 1
+ * with *f filled, 0 on the timeout, or a -errno of the socket. */
 URTP_API int urtp_receiver_pull(urtp_receiver_t *r, urtp_frame_t *f, int timeout_ms);
 
 /* Asks the sender for a key frame (a PLI, with RTCP). */
