@@ -7,7 +7,7 @@
  *
  *   urtp-recv --port P --output FILE [--codec h265|h264|h266]
  *             [--address A] [--pt N] [--frames N] [--idle-ms MS]
- *             [--srtp-key HEX [--srtp-profile NAME]]
+ *             [--srtp-key HEX [--srtp-profile NAME] | --zrtp [--zrtp-cache FILE]]
  *
  * It stops after --frames access units, or once the stream has been idle
  * for --idle-ms after the first packet (default 2000), then prints what it
@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,15 +35,17 @@ static void usage(FILE *f)
   fprintf(f,
           "usage: urtp-recv --port P --output FILE [--codec h265|h264|h266] [--address A]\n"
           "                 [--pt N] [--frames N] [--idle-ms MS]\n"
-          "                 [--srtp-key HEX [--srtp-profile NAME]]\n"
+          "                 [--srtp-key HEX [--srtp-profile NAME] | --zrtp [--zrtp-cache FILE]]\n"
           "Receives RTP with lib/ alone and writes the access units as Annex-B.\n"
-          "NAME: AES_CM_128_HMAC_SHA1_80 (default), AEAD_AES_128_GCM, ...\n");
+          "NAME: AES_CM_128_HMAC_SHA1_80 (default), AEAD_AES_128_GCM, ...\n"
+          "--zrtp: the keys agreed with the sender (ZRTP); the SAS is printed.\n");
 }
 
 int main(int argc, char **argv)
 {
   const char *address = "0.0.0.0", *output = NULL, *codec_name = "h265";
-  const char *srtp_key = NULL, *srtp_profile = NULL;
+  const char *srtp_key = NULL, *srtp_profile = NULL, *zrtp_cache = NULL;
+  bool zrtp = false;
   int port = 0, pt = -1;
   long frames_max = 0, idle_ms = 2000;
   static const struct option opts[] = {
@@ -51,10 +54,11 @@ int main(int argc, char **argv)
     { "pt", required_argument, NULL, 't' },     { "frames", required_argument, NULL, 'n' },
     { "idle-ms", required_argument, NULL, 'i' }, { "srtp-key", required_argument, NULL, 'k' },
     { "srtp-profile", required_argument, NULL, 'r' }, { "help", no_argument, NULL, 'h' },
+    { "zrtp", no_argument, NULL, 'z' }, { "zrtp-cache", required_argument, NULL, 'C' },
     { NULL, 0, NULL, 0 },
   };
   int o;
-  while ((o = getopt_long(argc, argv, "p:o:c:a:t:n:i:k:r:h", opts, NULL)) != -1) {
+  while ((o = getopt_long(argc, argv, "p:o:c:a:t:n:i:k:r:hzC:", opts, NULL)) != -1) {
     switch (o) {
     case 'p': port = atoi(optarg); break;
     case 'o': output = optarg; break;
@@ -65,6 +69,8 @@ int main(int argc, char **argv)
     case 'i': idle_ms = atol(optarg); break;
     case 'k': srtp_key = optarg; break;
     case 'r': srtp_profile = optarg; break;
+    case 'z': zrtp = true; break;
+    case 'C': zrtp_cache = optarg; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }
@@ -83,12 +89,14 @@ int main(int argc, char **argv)
   cfg.pt = pt;
   cfg.srtp_key = srtp_key;
   cfg.srtp_profile = srtp_profile;
+  cfg.zrtp = zrtp;
+  cfg.zrtp_cache = zrtp_cache;
   cfg.rcvbuf = 32 << 20;
   urtp_receiver_t *r;
   int rc = urtp_receiver_open(&r, &cfg);
   if (rc < 0) {
     fprintf(stderr, "urtp-recv: cannot receive on %s:%d: %s\n", address, port,
-            rc == -EINVAL ? "bad --srtp-key or --srtp-profile" : strerror(-rc));
+            rc == -EINVAL ? "bad --srtp-key or --srtp-profile (not with --zrtp)" : strerror(-rc));
     return rc == -EINVAL ? 2 : 1;
   }
   FILE *out = strcmp(output, "-") == 0 ? stdout : fopen(output, "wb");
@@ -131,5 +139,9 @@ int main(int argc, char **argv)
   if (st.sender_reports)
     printf("urtp-recv: RTCP: %llu sender reports from %s, %llu receiver reports sent\n",
            (unsigned long long)st.sender_reports, st.cname, (unsigned long long)st.rtcp_sent);
+  if (st.security == URTP_SECURITY_ZRTP_SECURE)
+    printf("urtp-recv: ZRTP secure, SAS %s\n", st.sas);
+  else if (zrtp)
+    printf("urtp-recv: ZRTP not secure\n");
   return frames > 0 ? 0 : 1;
 }

@@ -45,6 +45,9 @@ static void usage(FILE *f)
           "  --srtp-key HEX       send SRTP, AES_CM_128_HMAC_SHA1_80 (60 hex digits:\n"
           "                       key and salt, as srtpenc's key)\n"
           "  --srtp-profile NAME  another profile: AEAD_AES_128_GCM, ...\n"
+          "  --zrtp               agree the SRTP keys with the receiver (ZRTP); sending\n"
+          "                       starts once they are agreed, and the SAS is printed\n"
+          "  --zrtp-cache FILE    ZRTP's ZID and retained secrets (default none)\n"
           "  --help               this text\n");
 }
 
@@ -79,12 +82,35 @@ static int write_sdp(urtp_sender_t *s, const char *path, char *last, size_t cap)
   return 0;
 }
 
+/* ZRTP: what is pushed before the keys are agreed is held back, so wait
+ * for them (the receiver answers the sender's Hello). */
+static int wait_secure(urtp_sender_t *s, int timeout_ms)
+{
+  urtp_sender_stats_t st;
+  for (int waited = 0;; waited += 10) {
+    urtp_sender_stats(s, &st);
+    if (st.security == URTP_SECURITY_ZRTP_SECURE)
+      break;
+    if (st.security == URTP_SECURITY_ZRTP_FAILED || waited >= timeout_ms) {
+      fprintf(stderr, "urtp-send: ZRTP: %s\n",
+              st.security == URTP_SECURITY_ZRTP_FAILED ? "failed" : "no answer");
+      return -1;
+    }
+    struct timespec ts = { 0, 10000000 };
+    nanosleep(&ts, NULL);
+  }
+  /* to be compared by voice with the receiver's */
+  fprintf(stderr, "urtp-send: ZRTP secure, SAS %s\n", st.sas);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   const char *host = "127.0.0.1", *sdp = NULL, *key_hex = NULL, *profile = NULL;
+  const char *zrtp_cache = NULL;
   long port = 5004, mtu = 1400, pt = 96, interval = -1;
   double fps = 30;
-  bool fast = false, aggregate = false, thread = false;
+  bool fast = false, aggregate = false, thread = false, zrtp = false;
   int64_t ssrc = -1;
   urtp_codec_t codec = URTP_CODEC_H265;
   static const struct option opts[] = {
@@ -95,7 +121,8 @@ int main(int argc, char **argv)
     { "config-interval", required_argument, NULL, 'i' },
     { "aggregate", no_argument, NULL, 'a' }, { "send-thread", no_argument, NULL, 'T' },
     { "sdp", required_argument, NULL, 'S' }, { "srtp-key", required_argument, NULL, 'k' },
-    { "srtp-profile", required_argument, NULL, 'P' },
+    { "srtp-profile", required_argument, NULL, 'P' }, { "zrtp", no_argument, NULL, 'z' },
+    { "zrtp-cache", required_argument, NULL, 'C' },
     { "help", no_argument, NULL, 'H' }, { NULL, 0, NULL, 0 },
   };
   int o;
@@ -120,6 +147,8 @@ int main(int argc, char **argv)
     case 'S': sdp = optarg; break;
     case 'k': key_hex = optarg; break;
     case 'P': profile = optarg; break;
+    case 'z': zrtp = true; break;
+    case 'C': zrtp_cache = optarg; break;
     case 'H': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }
@@ -155,12 +184,19 @@ int main(int argc, char **argv)
   cfg.send_thread = thread;
   cfg.srtp_key = key_hex;
   cfg.srtp_profile = profile;
+  cfg.zrtp = zrtp;
+  cfg.zrtp_cache = zrtp_cache;
   urtp_sender_t *s;
   int r = urtp_sender_open(&s, &cfg);
   if (r < 0) {
     fprintf(stderr, "urtp-send: to %s port %ld: %s\n", host, port,
-            r == -EINVAL ? "a bad option (--srtp-key?)" : strerror(-r));
+            r == -EINVAL ? "a bad option (--srtp-key? not with --zrtp)" : strerror(-r));
     return r == -EINVAL ? 2 : 1;
+  }
+
+  if (zrtp && wait_secure(s, 10000) < 0) {
+    urtp_sender_close(s);
+    return 1;
   }
 
   char sdp_text[4096] = "";

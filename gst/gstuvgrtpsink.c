@@ -829,41 +829,6 @@ release_hold (void *user, void *hold)
   self->free_holds = h;
 }
 
-/* ZRTP's keys, once the receiver confirmed them (lib/urtp/zrtp_ep.h). */
-static bool
-zrtp_key_sync (void *user, urtp_srtp_t * ctx)
-{
-#ifdef URTP_HAVE_ZRTP_EP
-  GstUvgRtpSink *self = user;
-
-  return urtp_zrtp_ep_sync_srtp (gst_uvgrtp_zrtp_ctl_endpoint
-      (self->zrtp_ctl), ctx, &self->zrtp_serial, TRUE, self->cur_ssrc, 0);
-#else
-  return false;                 /* no ZRTP in this build: never started */
-#endif
-}
-
-/* SRTCP with ZRTP's keys (RTCP thread): our reports with our key once the
- * receiver confirmed it, as the media; its reports with its key. */
-static bool
-zrtp_rtcp_key_sync (void *user, urtp_srtp_t * ctx, urtp_srtp_dir_t dir,
-    uint32_t ssrc)
-{
-#ifdef URTP_HAVE_ZRTP_EP
-  GstUvgRtpSink *self = user;
-
-  /* three contexts: our reports (our SSRC), theirs, our retransmissions
-   * (their own SSRC) */
-  gint *serial = dir == URTP_SRTP_OUTBOUND && ssrc != self->cur_ssrc ?
-      &self->zrtp_rtx_serial : &self->zrtp_rtcp_serial[dir];
-
-  return urtp_zrtp_ep_sync_srtp_dir (gst_uvgrtp_zrtp_ctl_endpoint
-      (self->zrtp_ctl), ctx, serial, dir, dir == URTP_SRTP_OUTBOUND, ssrc, 0);
-#else
-  return false;
-#endif
-}
-
 /* What was sent before the keys never reached the receiver: its decoder
  * needs a key frame to start from. */
 static void
@@ -1030,12 +995,6 @@ open_network (GstUvgRtpSink * self, const GstUvgRtpZrtpSettings * zs)
     self->zrtp_ctl = ctl;
     GST_OBJECT_UNLOCK (self);
     self->zrtp_on = TRUE;
-#ifdef URTP_HAVE_ZRTP_EP
-    self->zrtp_serial =
-        urtp_zrtp_ep_serial (gst_uvgrtp_zrtp_ctl_endpoint (ctl)) - 1;
-    self->zrtp_rtcp_serial[0] = self->zrtp_rtcp_serial[1] =
-        self->zrtp_rtx_serial = self->zrtp_serial;
-#endif
   }
   g_free (host);
   g_free (bind);
@@ -1125,25 +1084,6 @@ rtcp_rr (void *user)
               "round-trip-time", G_TYPE_UINT64, (guint64) st.rtt_ns, NULL)));
 }
 
-/* With rtcp-mux (RTCP thread): a datagram on the RTP socket that is not
- * RTCP. ZRTP's answers go to its endpoint, whose thread does not read the
- * socket then; anything else is dropped (counted by rtcpio). */
-static void
-rtcp_mux_other (void *user, const urtp_dgram_t * d)
-{
-#ifdef URTP_HAVE_ZRTP_EP
-  GstUvgRtpSink *self = user;
-
-  if (self->mux_zrtp && urtp_zrtp_is_zrtp (d->data, d->len))
-    urtp_zrtp_ep_recv (self->mux_zrtp, d->data, d->len,
-        (const struct sockaddr *) d->from, d->from->ss_family == AF_INET6 ?
-        sizeof (struct sockaddr_in6) : sizeof (struct sockaddr_in));
-#else
-  (void) user;
-  (void) d;
-#endif
-}
-
 /* RTCP next to the RTP socket (or on it, with rtcp-mux), on the stream's
  * RTCP thread. Without it the element still sends: a warning names the
  * property to change. */
@@ -1173,12 +1113,10 @@ start_rtcp (GstUvgRtpSink * self, urtp_sendstream_t * stream)
   GST_OBJECT_UNLOCK (self);
   if (mux) {
     rc.mux = &self->sock;
-    rc.other = rtcp_mux_other;
-    rc.other_user = self;
-#ifdef URTP_HAVE_ZRTP_EP
-    self->mux_zrtp = self->zrtp_on ?
-        gst_uvgrtp_zrtp_ctl_endpoint (self->zrtp_ctl) : NULL;
-#endif
+    /* ZRTP's answers arrive on that socket: the endpoint's thread does
+     * not read it then */
+    if (self->zrtp_on)
+      rc.zrtp = gst_uvgrtp_zrtp_ctl_endpoint (self->zrtp_ctl);
   }
 
   r = urtp_rtcpio_open (&self->rtcpio, &rc, (guint64) g_get_monotonic_time ()
@@ -1270,8 +1208,7 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
 
   sc.srtp = srtp.key_len ? &srtp : NULL;
   if (self->zrtp_on) {
-    sc.key_sync = zrtp_key_sync;
-    sc.rtcp_key_sync = zrtp_rtcp_key_sync;
+    sc.zrtp = gst_uvgrtp_zrtp_ctl_endpoint (self->zrtp_ctl);
     sc.keys_ready = zrtp_keys_ready;
   }
   sc.release = release_hold;

@@ -103,16 +103,10 @@ struct _GstUvgRtpSink
   gboolean warned_behind;       /* the pacing-behind warning is posted */
 
   /* ZRTP: the endpoint (pointer under the object lock; set in start(),
-   * kept after stop() for the properties) and the streaming thread's view
-   * of its keys */
+   * kept after stop() for the properties); the stream keeps its keys in
+   * line with it */
   GstUvgRtpZrtpCtl *zrtp_ctl;
   gboolean zrtp_on;
-  gint zrtp_serial;
-  gint zrtp_rtcp_serial[2];     /* the RTCP thread's, per urtp_srtp_dir_t */
-  gint zrtp_rtx_serial;         /* the RTCP thread's, for retransmissions */
-  /* with rtcp-mux, the endpoint the RTCP thread hands ZRTP to (valid while
-   * zrtp_ctl is) */
-  urtp_zrtp_ep_t *mux_zrtp;
   guint zrtp_fku_count;
 };
 

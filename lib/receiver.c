@@ -34,6 +34,8 @@ struct urtp_receiver {
   uint32_t clock_rate;
   uint8_t *held;                /* the frame handed out last */
   uint64_t frames;
+  struct urtp_zrtp_ep *zrtp;    /* with cfg.zrtp; outlives the stream */
+  bool static_key;
 };
 
 void urtp_recv_config_init(urtp_recv_config_t *cfg, urtp_codec_t codec)
@@ -50,7 +52,7 @@ void urtp_recv_config_init(urtp_recv_config_t *cfg, urtp_codec_t codec)
 
 static int check_config(const urtp_recv_config_t *c)
 {
-  if ((unsigned)c->codec > URTP_CODEC_OPUS || c->pt < -1 || c->pt > 127 || c->ssrc < -1 ||
+  if ((c->zrtp && c->srtp_key) || (unsigned)c->codec > URTP_CODEC_OPUS || c->pt < -1 || c->pt > 127 || c->ssrc < -1 ||
       c->ssrc > (int64_t)UINT32_MAX || (c->rtx && (!c->rtcp || c->rtx_pt < 0 ||
                                                      c->rtx_pt > 127 || c->rtx_pt == c->pt)) ||
       (c->rtcp_mux && !c->rtcp) || c->rcvbuf < 0 || (c->params_len && !c->params))
@@ -108,6 +110,15 @@ int urtp_receiver_open(urtp_receiver_t **out, const urtp_recv_config_t *cfg)
     srtp.any_ssrc = true;
     srtp.replay_window = 1024;
     rc.srtp = &srtp;
+    rv->static_key = true;
+  }
+  if (cfg->zrtp) {
+    /* answers the sender's Hello from where it came, on our RTP socket;
+     * the stream hands it the ZRTP packets it reads there */
+    if ((r = urtp_stream_zrtp_open(rv->sock.fd, false, NULL, 0, 0, cfg->zrtp_cache, &rv->zrtp)) <
+        0)
+      goto fail;
+    rc.zrtp = rv->zrtp;
   }
   r = urtp_recvstream_new(&rc, &rv->rs);
   memset(key, 0, sizeof key);
@@ -134,6 +145,7 @@ int urtp_receiver_open(urtp_receiver_t **out, const urtp_recv_config_t *cfg)
 
 fail:
   urtp_recvstream_free(rv->rs);
+  urtp_stream_zrtp_close(rv->zrtp);
   urtp_rx_destroy(&rv->rx);
   if (rv->sock.fd >= 0)
     urtp_sock_close(&rv->sock);
@@ -249,6 +261,8 @@ void urtp_receiver_stats(urtp_receiver_t *r, urtp_receiver_stats_t *out)
   out->jitter_ns = st.have_reception && r->clock_rate
                        ? (int64_t)((uint64_t)st.reception.jitter * 1000000000u / r->clock_rate)
                        : 0;
+  out->dropped += st.zrtp_dropped;
+  out->security = urtp_stream_security(r->zrtp, r->static_key, out->sas);
 }
 
 void urtp_receiver_close(urtp_receiver_t *r)
@@ -267,6 +281,7 @@ void urtp_receiver_close(urtp_receiver_t *r)
     urtp_rtcpio_close(&r->rtcp);
   }
   urtp_recvstream_free(r->rs);
+  urtp_stream_zrtp_close(r->zrtp); /* before the socket it sends on */
   urtp_rx_destroy(&r->rx);
   urtp_sock_close(&r->sock);
   free(r);

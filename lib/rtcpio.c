@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifdef URTP_HAVE_ZRTP_EP
+#include "urtp/zrtp_ep.h"
+#endif
+
 /* A report of ours: RR or SR with one block, SDES CNAME; for the average
  * before the first one goes out. */
 #define TYPICAL_REPORT 90
@@ -52,6 +56,7 @@ int urtp_rtcpio_open(urtp_rtcpio_t *io, const urtp_rtcpio_config_t *cfg, uint64_
     if ((r = urtp_sock_share(&io->sock, cfg->mux)) < 0)
       return r;
     io->mux = true;
+    io->zrtp = cfg->zrtp;
     io->other = cfg->other;
     io->other_user = cfg->other_user;
   } else {
@@ -149,6 +154,14 @@ int urtp_rtcpio_recv(urtp_rtcpio_t *io, int timeout_ms)
     const urtp_dgram_t *d = &io->rx.dgrams[i];
     if (io->mux && !urtp_rtcp_is_muxed(d->data, d->len)) {
       io->not_rtcp++;
+#ifdef URTP_HAVE_ZRTP_EP
+      if (io->zrtp && urtp_zrtp_is_zrtp(d->data, d->len)) {
+        urtp_zrtp_ep_recv(io->zrtp, d->data, d->len, (const struct sockaddr *)d->from,
+                          d->from->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                         : sizeof(struct sockaddr_in));
+        continue;
+      }
+#endif
       if (io->other)
         io->other(io->other_user, d);
       continue;

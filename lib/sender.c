@@ -5,7 +5,7 @@
  * The wiring every user of sendstream.h would otherwise repeat: the RTP
  * socket, RTCP beside it (port + 1, or on it with rtcp_mux) on the
  * stream's RTCP thread, random SSRC, sequence and timestamp, the static
- * SRTP key, and the clock RTCP's sender reports need.
+ * SRTP key or ZRTP's endpoint, and the clock RTCP's sender reports need.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -54,6 +54,8 @@ struct urtp_sender {
   struct hold *pool;
   void (*keyframe)(void *user);
   void *user;
+  struct urtp_zrtp_ep *zrtp;    /* with cfg.zrtp; outlives the stream */
+  bool static_key;
 };
 
 void urtp_send_config_init(urtp_send_config_t *cfg, urtp_codec_t codec)
@@ -127,9 +129,18 @@ static void keyframe_cb(void *user, bool fir)
     s->keyframe(s->user);
 }
 
+/* Keys agreed at last: what went out before never reached the receiver,
+ * whose decoder needs a key frame to start from. */
+static void keys_ready_cb(void *user)
+{
+  urtp_sender_t *s = user;
+  if (s->keyframe && s->codec != URTP_CODEC_OPUS)
+    s->keyframe(s->user);
+}
+
 static int check_config(const urtp_send_config_t *c)
 {
-  if (!c->host || !*c->host || c->port == 0 || c->pt < 0 || c->pt > 127 ||
+  if ((c->zrtp && c->srtp_key) || !c->host || !*c->host || c->port == 0 || c->pt < 0 || c->pt > 127 ||
       c->ssrc < -1 || c->ssrc > (int64_t)UINT32_MAX || c->seq_start < -1 ||
       c->seq_start > 65535 || c->ts_start < -1 || c->ts_start > (int64_t)UINT32_MAX ||
       (unsigned)c->codec > URTP_CODEC_OPUS || (c->rtx && (c->rtx_pt < 0 || c->rtx_pt > 127 ||
@@ -207,6 +218,16 @@ int urtp_sender_open(urtp_sender_t **out, const urtp_send_config_t *cfg)
     if ((r = urtp_stream_srtp_config(cfg->srtp_key, cfg->srtp_profile, &srtp, key)) < 0)
       goto fail;
     ssc.srtp = &srtp;
+    s->static_key = true;
+  }
+  if (cfg->zrtp) {
+    /* with rtcp_mux, RTCP's reader hands the peer's answers over */
+    if ((r = urtp_stream_zrtp_open(s->sock.fd, !cfg->rtcp_mux,
+                                   (const struct sockaddr *)&s->sock.remote, s->sock.remote_len,
+                                   ssc.ssrc, cfg->zrtp_cache, &s->zrtp)) < 0)
+      goto fail;
+    ssc.zrtp = s->zrtp;
+    ssc.keys_ready = keys_ready_cb;
   }
   r = urtp_sendstream_new(&s->ss, &s->sock, &ssc);
   memset(key, 0, sizeof key);
@@ -223,6 +244,7 @@ int urtp_sender_open(urtp_sender_t **out, const urtp_send_config_t *cfg)
       .we_send = true,
       .early_first = true,  /* receivers learn from it where feedback goes */
       .mux = cfg->rtcp_mux ? &s->sock : NULL,
+      .zrtp = cfg->rtcp_mux ? s->zrtp : NULL,
     };
     if ((r = urtp_rtcpio_open(&s->rtcp, &rc, urtp_stream_mono_ns())) < 0)
       goto fail;
@@ -239,6 +261,7 @@ int urtp_sender_open(urtp_sender_t **out, const urtp_send_config_t *cfg)
 
 fail:
   urtp_sendstream_free(s->ss);
+  urtp_stream_zrtp_close(s->zrtp);
   if (s->sock.fd >= 0)
     urtp_sock_close(&s->sock);
   free(s->host);
@@ -295,6 +318,8 @@ void urtp_sender_stats(urtp_sender_t *s, urtp_sender_stats_t *out)
   out->nacks = st.nacks_received;
   out->retransmitted = st.rtx_packets;
   out->keyframe_requests = st.keyframe_requests;
+  out->held = st.held_aus;
+  out->security = urtp_stream_security(s->zrtp, s->static_key, out->sas);
 }
 
 int urtp_sender_close(urtp_sender_t *s)
@@ -307,6 +332,7 @@ int urtp_sender_close(urtp_sender_t *s)
     urtp_rtcpio_close(&s->rtcp);
   }
   urtp_sendstream_free(s->ss);  /* releases every hold into the pool */
+  urtp_stream_zrtp_close(s->zrtp); /* its thread reads the socket */
   urtp_sock_close(&s->sock);
   while (s->pool) {
     struct hold *h = s->pool;

@@ -17,9 +17,7 @@ static urtp_srtp_t *srtcp_ctx(urtp_sendstream_t *ss, urtp_srtp_dir_t dir)
 {
   bool out = dir == URTP_SRTP_OUTBOUND;
   urtp_srtp_t *ctx = out ? &ss->srtcp_out : &ss->srtcp_in;
-  if (ss->cfg.key_sync &&
-      (!ss->cfg.rtcp_key_sync ||
-       !ss->cfg.rtcp_key_sync(ss->cfg.user, ctx, dir, out ? ss->cfg.ssrc : 0)))
+  if (ss->agreed && !sendstream_agreed_rtcp_keys(ss, ctx, dir, out ? ss->cfg.ssrc : 0))
     return NULL;
   return ctx->session ? ctx : NULL;
 }
@@ -117,9 +115,8 @@ static void forget_receiver(urtp_sendstream_stats_t *st, uint32_t ssrc)
  * rtx_lock held. */
 static urtp_srtp_t *rtx_srtp(urtp_sendstream_t *ss)
 {
-  if (ss->cfg.key_sync &&
-      (!ss->cfg.rtcp_key_sync ||
-       !ss->cfg.rtcp_key_sync(ss->cfg.user, &ss->srtp_rtx, URTP_SRTP_OUTBOUND, ss->st.rtx_ssrc)))
+  if (ss->agreed &&
+      !sendstream_agreed_rtcp_keys(ss, &ss->srtp_rtx, URTP_SRTP_OUTBOUND, ss->st.rtx_ssrc))
     return NULL;
   return ss->srtp_rtx.session ? &ss->srtp_rtx : NULL;
 }

@@ -264,12 +264,38 @@ void urtp_sendstream_drop(urtp_sendstream_t *ss)
 /* --- keys ---------------------------------------------------------------- */
 
 /* Whether the batch may go out: with keys, or in clear where allowed. */
+/* The media context in line with the agreed keys; whether it holds any. */
+static bool agreed_media_keys(urtp_sendstream_t *ss)
+{
+#ifdef URTP_HAVE_ZRTP_EP
+  if (ss->cfg.zrtp)
+    return urtp_zrtp_ep_sync_srtp(ss->cfg.zrtp, &ss->srtp, &ss->zrtp_serial, true, ss->cfg.ssrc,
+                                  0);
+#endif
+  return ss->cfg.key_sync(ss->cfg.user, &ss->srtp);
+}
+
+bool sendstream_agreed_rtcp_keys(urtp_sendstream_t *ss, urtp_srtp_t *ctx, urtp_srtp_dir_t dir,
+                                 uint32_t ssrc)
+{
+#ifdef URTP_HAVE_ZRTP_EP
+  if (ss->cfg.zrtp) {
+    /* our reports with our key once the receiver confirmed it, as the
+     * media; theirs with theirs; RTX under its own SSRC */
+    bool out = dir == URTP_SRTP_OUTBOUND;
+    int *serial = out && ssrc != ss->cfg.ssrc ? &ss->zrtp_rtx_serial : &ss->zrtp_rtcp_serial[dir];
+    return urtp_zrtp_ep_sync_srtp_dir(ss->cfg.zrtp, ctx, serial, dir, out, ssrc, 0);
+  }
+#endif
+  return ss->cfg.rtcp_key_sync && ss->cfg.rtcp_key_sync(ss->cfg.user, ctx, dir, ssrc);
+}
+
 static bool keys_allow(urtp_sendstream_t *ss, size_t npkts)
 {
-  if (!ss->cfg.key_sync)
+  if (!ss->agreed)
     return true;
   bool had = ss->srtp.session != NULL;
-  bool has = ss->cfg.key_sync(ss->cfg.user, &ss->srtp) && ss->srtp.session != NULL;
+  bool has = agreed_media_keys(ss) && ss->srtp.session != NULL;
   if (has && !had && ss->cfg.keys_ready)
     ss->cfg.keys_ready(ss->cfg.user);
   bool send = has || ss->cfg.allow_clear;
@@ -517,10 +543,14 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
                         const urtp_sendstream_config_t *cfg)
 {
   *out = NULL;
-  if (cfg->srtp && cfg->key_sync)
+  if ((cfg->srtp ? 1 : 0) + (cfg->key_sync ? 1 : 0) + (cfg->zrtp ? 1 : 0) > 1)
     return -EINVAL;
 #ifndef URTP_HAVE_SRTP
   if (cfg->srtp || cfg->key_sync)
+    return -ENOTSUP;
+#endif
+#ifndef URTP_HAVE_ZRTP_EP
+  if (cfg->zrtp)
     return -ENOTSUP;
 #endif
   urtp_sendstream_t *ss = calloc(1, sizeof(*ss));
@@ -533,7 +563,13 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
   ss->cfg.cname = NULL;
   if (!ss->cfg.keyframe_interval)
     ss->cfg.keyframe_interval = URTP_SENDSTREAM_KEYFRAME_INTERVAL;
-  ss->secure = cfg->srtp || cfg->key_sync;
+  ss->agreed = cfg->key_sync || cfg->zrtp;
+  ss->secure = cfg->srtp || ss->agreed;
+#ifdef URTP_HAVE_ZRTP_EP
+  if (cfg->zrtp)
+    ss->zrtp_serial = ss->zrtp_rtcp_serial[0] = ss->zrtp_rtcp_serial[1] = ss->zrtp_rtx_serial =
+        urtp_zrtp_ep_serial(cfg->zrtp) - 1;
+#endif
   snprintf(ss->cname, sizeof ss->cname, "%s", cfg->cname ? cfg->cname : urtp_rtcp_default_cname());
   ss->st.rtt_ns = -1;
   if (ss->cfg.fail_timeout_ns <= 0)
@@ -708,8 +744,8 @@ int urtp_sendstream_set_format(urtp_sendstream_t *ss, const urtp_sendstream_form
 
 size_t urtp_sendstream_mtu_max(const urtp_sendstream_t *ss)
 {
-  /* keys from key_sync come later: their tag is not known here */
-  return ss->srtp.session && !ss->cfg.key_sync ? 65535 - ss->srtp.rtp_trailer : 65535;
+  /* agreed keys come later: their tag is not known here */
+  return ss->srtp.session && !ss->agreed ? 65535 - ss->srtp.rtp_trailer : 65535;
 }
 
 int urtp_sendstream_set_codec_data(urtp_sendstream_t *ss, const uint8_t *data, size_t len)

@@ -30,6 +30,9 @@
 #include "urtp/scl.h"
 #include "urtp/sendthread.h"
 #include "urtp/bytes.h"
+#ifdef URTP_HAVE_ZRTP_EP
+#include "urtp/zrtp_ep.h"
+#endif
 
 #define DEFAULT_FAIL_TIMEOUT_NS (2 * 1000000000LL)
 #define NS_PER_S 1000000000LL
@@ -56,6 +59,10 @@ struct urtp_sendstream {
   urtp_sendstream_config_t cfg;   /* srtp, format and cname pointers cleared */
   char cname[URTP_RTCP_MAX_TEXT + 1];
   bool secure;                    /* SRTP, static or agreed: RTCP must be SRTCP */
+  bool agreed;                    /* keys from key_sync or zrtp, not static */
+  /* with cfg.zrtp: the endpoint's key serial each context was last
+   * brought in line with (media; our reports, theirs; RTX) */
+  int zrtp_serial, zrtp_rtcp_serial[2], zrtp_rtx_serial;
   /* SRTCP: contexts apart from the media path's (which only the streaming
    * thread touches), ours and the receivers'; reports may be built and
    * compounds taken on any thread, hence the lock */
@@ -175,5 +182,10 @@ static inline int64_t now_ns(void)
 
 /* Bits per second over the last second as of t (sendstream.c). */
 uint64_t sendstream_meter_rate(meter_t *m, int64_t t);
+/* With agreed keys (key_sync or zrtp): brings ctx, an SRTCP context (dir)
+ * or the RTX one (OUTBOUND, ssrc the RTX SSRC), in line with them; false
+ * while there are none (sendstream.c). */
+bool sendstream_agreed_rtcp_keys(urtp_sendstream_t *ss, urtp_srtp_t *ctx, urtp_srtp_dir_t dir,
+                                 uint32_t ssrc);
 
 #endif

@@ -33,3 +33,73 @@ int urtp_stream_srtp_config(const char *key_hex, const char *profile, urtp_srtp_
   return -ENOTSUP;
 #endif
 }
+
+#ifdef URTP_HAVE_ZRTP_EP
+#include "urtp/zrtp_ep.h"
+
+int urtp_stream_zrtp_open(int fd, bool thread_reads, const struct sockaddr *remote,
+                          socklen_t remote_len, uint32_t ssrc, const char *cache,
+                          urtp_zrtp_ep_t **out)
+{
+  urtp_zrtp_ep_config_t c;
+  memset(&c, 0, sizeof c);  /* no preferences: ZRTP's defaults */
+  c.mode = remote ? URTP_ZRTP_EP_SENDER : URTP_ZRTP_EP_RECEIVER;
+  c.remote = remote;
+  c.remote_len = remote_len;
+  c.ssrc = ssrc;
+  c.cache_path = cache;
+  c.send = urtp_zrtp_ep_send_udp;
+  c.send_user = URTP_ZRTP_EP_FD(fd);
+  int r = urtp_zrtp_ep_new(&c, out);
+  if (r < 0)
+    return r;
+  /* a receiver's endpoint is fed by the stream, which reads the socket */
+  if ((r = urtp_zrtp_ep_start(*out, remote && thread_reads ? fd : -1)) < 0) {
+    urtp_zrtp_ep_free(*out);
+    *out = NULL;
+  }
+  return r;
+}
+
+void urtp_stream_zrtp_close(urtp_zrtp_ep_t *ep)
+{
+  urtp_zrtp_ep_free(ep);
+}
+
+urtp_security_t urtp_stream_security(urtp_zrtp_ep_t *ep, bool static_key, char sas[40])
+{
+  sas[0] = '\0';
+  if (!ep)
+    return static_key ? URTP_SECURITY_STATIC_KEY : URTP_SECURITY_NONE;
+  urtp_zrtp_info_t info;
+  urtp_zrtp_ep_get_info(ep, &info);
+  if (info.state == URTP_ZRTP_FAILED)
+    return URTP_SECURITY_ZRTP_FAILED;
+  if (info.state != URTP_ZRTP_SECURE)
+    return URTP_SECURITY_ZRTP_PENDING;
+  memcpy(sas, info.sas, sizeof info.sas);
+  sas[39] = '\0';
+  return URTP_SECURITY_ZRTP_SECURE;
+}
+#else
+int urtp_stream_zrtp_open(int fd, bool thread_reads, const struct sockaddr *remote,
+                          socklen_t remote_len, uint32_t ssrc, const char *cache,
+                          struct urtp_zrtp_ep **out)
+{
+  (void)fd, (void)thread_reads, (void)remote, (void)remote_len, (void)ssrc, (void)cache;
+  *out = NULL;
+  return -ENOTSUP;
+}
+
+void urtp_stream_zrtp_close(struct urtp_zrtp_ep *ep)
+{
+  (void)ep;
+}
+
+urtp_security_t urtp_stream_security(struct urtp_zrtp_ep *ep, bool static_key, char sas[40])
+{
+  (void)ep;
+  sas[0] = '\0';
+  return static_key ? URTP_SECURITY_STATIC_KEY : URTP_SECURITY_NONE;
+}
+#endif

@@ -50,7 +50,9 @@ typedef struct urtp_rtcpio_config {
    * AVPF: receivers learn from it where their feedback goes); one that
    * cannot be built yet (urtp_rtcpio_skip) is tried again 20 ms later */
   bool early_first;
-  /* with mux: a datagram read that is not RTCP; NULL: dropped */
+  /* with mux: a datagram read that is not RTCP goes to this ZRTP endpoint
+   * (zrtp_ep.h) when it is ZRTP, else to `other`; NULL: dropped */
+  struct urtp_zrtp_ep *zrtp;
   void (*other)(void *user, const urtp_dgram_t *d);
   void *other_user;
 } urtp_rtcpio_config_t;
@@ -65,6 +67,7 @@ typedef struct urtp_rtcpio {
   bool dest_fixed;              /* configured: not learnt */
   bool mux;                     /* sock is the RTP socket's (cfg.mux) */
   bool early_first;
+  struct urtp_zrtp_ep *zrtp;
   void (*other)(void *user, const urtp_dgram_t *d);
   void *other_user;
   uint64_t not_rtcp;            /* with mux: datagrams read that were not RTCP */

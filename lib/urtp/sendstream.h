@@ -153,6 +153,12 @@ typedef struct urtp_sendstream_config {
   urtp_sendstream_keys_ready_fn keys_ready; /* may be NULL */
   urtp_sendstream_rtcp_key_sync_fn rtcp_key_sync; /* SRTCP with key_sync;
                                  * NULL: no reports with key_sync (-ENOTSUP) */
+  /* Keys agreed by this ZRTP endpoint (zrtp_ep.h), as key_sync and
+   * rtcp_key_sync would bring them: media, RTX and SRTCP in line with
+   * them, the media only once the endpoint is SECURE (allow_clear and
+   * keys_ready apply). Not with srtp or key_sync; the endpoint outlives
+   * the stream. NULL: none. */
+  struct urtp_zrtp_ep *zrtp;
   urtp_sendstream_release_fn release;       /* may be NULL */
   void *user;                   /* for the callbacks */
   int64_t fail_timeout_ns;      /* 0: 2 s */

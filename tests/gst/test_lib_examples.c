@@ -152,23 +152,27 @@ make_stream (gchar ** file)
  * sets added (config-interval 0) so that what arrives is the file's
  * bytes. Returns what it printed on stderr. */
 static gchar *
-run_sender (const gchar * file, gint port, const gchar * sdp_path)
+run_sender (const gchar * file, gint port, const gchar * sdp_path,
+    const gchar * option)
 {
   gchar *port_s = g_strdup_printf ("%d", port), *out = NULL, *errs = NULL;
-  gchar *argv[] = { (gchar *) URTP_SEND_EXE, (gchar *) "--port", port_s,
-    (gchar *) "--fps", (gchar *) "100", (gchar *) "--config-interval",
-    (gchar *) "0", (gchar *) file, NULL, NULL, NULL
+  const gchar *argv[12] = { URTP_SEND_EXE, "--port", port_s, "--fps", "100",
+    "--config-interval", "0"
   };
+  guint n = 7;
   GError *err = NULL;
   gint status = -1;
 
   if (sdp_path) {
-    argv[7] = (gchar *) "--sdp";
-    argv[8] = (gchar *) sdp_path;
-    argv[9] = (gchar *) file;
+    argv[n++] = "--sdp";
+    argv[n++] = sdp_path;
   }
-  fail_unless (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
-          &out, &errs, &status, &err), "%s", err ? err->message : "");
+  if (option)
+    argv[n++] = option;
+  argv[n++] = file;
+  fail_unless (g_spawn_sync (NULL, (gchar **) argv, NULL, G_SPAWN_DEFAULT,
+          NULL, NULL, &out, &errs, &status, &err), "%s",
+      err ? err->message : "");
   fail_unless (g_spawn_check_wait_status (status, NULL), "urtp-send: %s",
       errs);
   fail_unless (strstr (errs, G_STRINGIFY (FRAMES) " access units") != NULL,
@@ -180,7 +184,7 @@ run_sender (const gchar * file, gint port, const gchar * sdp_path)
 
 /* urtp-recv on port, writing to a file; started before the sender. */
 static GSubprocess *
-start_receiver (gint port, gchar ** file)
+start_receiver (gint port, gchar ** file, const gchar * option)
 {
   gchar *port_s = g_strdup_printf ("%d", port);
   GError *err = NULL;
@@ -189,7 +193,7 @@ start_receiver (gint port, gchar ** file)
   *file = g_build_filename (g_get_tmp_dir (), "urtp-recv-test.h265", NULL);
   p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &err, URTP_RECV_EXE,
       "--address", "127.0.0.1", "--port", port_s, "--output", *file,
-      "--frames", G_STRINGIFY (FRAMES), "--idle-ms", "3000", NULL);
+      "--frames", G_STRINGIFY (FRAMES), "--idle-ms", "3000", option, NULL);
   fail_unless (p != NULL, "%s", err ? err->message : "");
   g_free (port_s);
   g_usleep (200 * 1000);        /* bound before anything is sent */
@@ -198,7 +202,7 @@ start_receiver (gint port, gchar ** file)
 
 /* Waits for urtp-recv; checks what it wrote against the stream sent, NAL
  * unit for NAL unit, and that it decodes to every picture. */
-static void
+static gchar *
 finish_receiver (GSubprocess * p, const gchar * file, GPtrArray * sent)
 {
   GError *err = NULL;
@@ -244,8 +248,8 @@ finish_receiver (GSubprocess * p, const gchar * file, GPtrArray * sent)
   g_unlink (file);
   g_free (desc);
   g_free (got);
-  g_free (text);
   g_object_unref (p);
+  return text;
 }
 
 /* urtp-send -> udpsrc ! rtph265depay (GStreamer's stock receiver), and the
@@ -269,7 +273,7 @@ GST_START_TEST (test_send_to_stock)
   g_free (desc);
   fail_unless (gst_element_set_state (rx, GST_STATE_PLAYING) !=
       GST_STATE_CHANGE_FAILURE);
-  errs = run_sender (file, port, sdp_path);
+  errs = run_sender (file, port, sdp_path, NULL);
   got = pull_all (rx, FRAMES, 5 * GST_SECOND);
   gst_element_set_state (rx, GST_STATE_NULL);
   gst_object_unref (rx);
@@ -306,9 +310,9 @@ GST_START_TEST (test_send_to_recv)
   GSubprocess *rx;
 
   sent = make_stream (&file);
-  rx = start_receiver (port, &out_file);
-  errs = run_sender (file, port, NULL);
-  finish_receiver (rx, out_file, sent);
+  rx = start_receiver (port, &out_file, NULL);
+  errs = run_sender (file, port, NULL, NULL);
+  g_free (finish_receiver (rx, out_file, sent));
   g_unlink (file);
   g_free (file);
   g_free (out_file);
@@ -333,7 +337,7 @@ GST_START_TEST (test_send_to_uvgrtpsrc)
   g_free (desc);
   fail_unless (gst_element_set_state (rx, GST_STATE_PLAYING) !=
       GST_STATE_CHANGE_FAILURE);
-  errs = run_sender (file, port, NULL);
+  errs = run_sender (file, port, NULL, NULL);
   got = pull_all (rx, FRAMES, 5 * GST_SECOND);
   gst_element_set_state (rx, GST_STATE_NULL);
   gst_object_unref (rx);
@@ -357,7 +361,7 @@ GST_START_TEST (test_uvgrtpsink_to_recv)
   GSubprocess *rx;
 
   sent = make_stream (&file);
-  rx = start_receiver (port, &out_file);
+  rx = start_receiver (port, &out_file, NULL);
   desc = g_strdup_printf ("appsrc name=in format=time "
       "caps=video/x-h265,stream-format=byte-stream,alignment=au ! "
       "uvgrtpsink host=127.0.0.1 port=%d config-interval=0", port);
@@ -381,10 +385,135 @@ GST_START_TEST (test_uvgrtpsink_to_recv)
   gst_element_set_state (tx, GST_STATE_NULL);
   gst_object_unref (src);
   gst_object_unref (tx);
-  finish_receiver (rx, out_file, sent);
+  g_free (finish_receiver (rx, out_file, sent));
   g_unlink (file);
   g_free (file);
   g_free (out_file);
+  g_ptr_array_unref (sent);
+}
+
+GST_END_TEST;
+
+/* The SAS a program printed ("... ZRTP secure, SAS xxxx"), or NULL. */
+static gchar *
+printed_sas (const gchar * text)
+{
+  const gchar *at = strstr (text, "ZRTP secure, SAS ");
+
+  if (!at)
+    return NULL;
+  at += strlen ("ZRTP secure, SAS ");
+  return g_strndup (at, strcspn (at, "\n"));
+}
+
+/* urtp-send --zrtp -> urtp-recv --zrtp: the keys agreed by the two
+ * streams of lib/ (urtp.h's zrtp), the same SAS on both ends, every
+ * picture decoded. */
+GST_START_TEST (test_zrtp_send_to_recv)
+{
+  GPtrArray *sent;
+  gchar *file, *out_file, *errs, *text, *sas_tx, *sas_rx;
+  gint port = free_udp_port ();
+  GSubprocess *rx;
+
+  sent = make_stream (&file);
+  rx = start_receiver (port, &out_file, "--zrtp");
+  errs = run_sender (file, port, NULL, "--zrtp");
+  text = finish_receiver (rx, out_file, sent);
+  sas_tx = printed_sas (errs);
+  sas_rx = printed_sas (text);
+  fail_unless (sas_tx && sas_rx && strlen (sas_tx) == 4, "%s / %s", errs, text);
+  fail_unless_equals_string (sas_rx, sas_tx);
+  g_unlink (file);
+  g_free (file);
+  g_free (out_file);
+  g_free (errs);
+  g_free (text);
+  g_free (sas_tx);
+  g_free (sas_rx);
+  g_ptr_array_unref (sent);
+}
+
+GST_END_TEST;
+
+/* urtp-send --zrtp -> uvgrtpsrc zrtp=true, and uvgrtpsink zrtp=true ->
+ * urtp-recv --zrtp: lib/'s streams agree keys with our elements. */
+GST_START_TEST (test_zrtp_with_elements)
+{
+  GstElement *rx, *tx, *src, *el;
+  GPtrArray *sent, *got;
+  gchar *file, *out_file, *desc, *errs, *text, *sas_tx, *sas_el = NULL;
+  gint port = free_udp_port (), state = 0;
+  GSubprocess *p;
+
+  sent = make_stream (&file);
+  desc = g_strdup_printf ("uvgrtpsrc name=src address=127.0.0.1 port=%d "
+      "encoding-name=H265 zrtp=true ! appsink name=out sync=false", port);
+  rx = launch (desc);
+  g_free (desc);
+  fail_unless (gst_element_set_state (rx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  errs = run_sender (file, port, NULL, "--zrtp");
+  got = pull_all (rx, FRAMES, 5 * GST_SECOND);
+  el = gst_bin_get_by_name (GST_BIN (rx), "src");
+  g_object_get (el, "zrtp-sas", &sas_el, NULL);
+  gst_object_unref (el);
+  gst_element_set_state (rx, GST_STATE_NULL);
+  gst_object_unref (rx);
+  check_same_aus (sent, got);
+  sas_tx = printed_sas (errs);
+  fail_unless (sas_tx != NULL, "%s", errs);
+  fail_unless_equals_string (sas_el, sas_tx);
+  g_free (sas_tx);
+  g_free (sas_el);
+  g_free (errs);
+  g_ptr_array_unref (got);
+
+  port = free_udp_port ();
+  p = start_receiver (port, &out_file, "--zrtp");
+  desc = g_strdup_printf ("appsrc name=in format=time "
+      "caps=video/x-h265,stream-format=byte-stream,alignment=au ! "
+      "uvgrtpsink name=sink host=127.0.0.1 port=%d config-interval=0 "
+      "zrtp=true", port);
+  tx = launch (desc);
+  g_free (desc);
+  src = gst_bin_get_by_name (GST_BIN (tx), "in");
+  el = gst_bin_get_by_name (GST_BIN (tx), "sink");
+  fail_unless (gst_element_set_state (tx, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  /* what is pushed before the keys is held back: wait for them */
+  for (guint i = 0; i < 1000 && state != 3; i++) {
+    g_usleep (10 * 1000);
+    g_object_get (el, "zrtp-state", &state, NULL);
+  }
+  fail_unless_equals_int (state, 3);    /* GST_UVGRTP_ZRTP_STATE_SECURE */
+  g_object_get (el, "zrtp-sas", &sas_el, NULL);
+  for (guint i = 0; i < sent->len; i++) {
+    GstBuffer *b = gst_buffer_copy (g_ptr_array_index (sent, i));
+
+    GST_BUFFER_PTS (b) = i * 10 * GST_MSECOND;
+    GST_BUFFER_DTS (b) = GST_CLOCK_TIME_NONE;
+    fail_unless (gst_app_src_push_buffer (GST_APP_SRC (src), b) ==
+        GST_FLOW_OK);
+  }
+  gst_app_src_end_of_stream (GST_APP_SRC (src));
+  gst_message_unref (gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (tx),
+          30 * GST_SECOND, GST_MESSAGE_EOS));
+  gst_element_set_state (tx, GST_STATE_NULL);
+  gst_object_unref (el);
+  gst_object_unref (src);
+  gst_object_unref (tx);
+  text = finish_receiver (p, out_file, sent);
+  sas_tx = printed_sas (text);
+  fail_unless (sas_tx != NULL, "%s", text);
+  fail_unless_equals_string (sas_tx, sas_el);
+
+  g_unlink (file);
+  g_free (file);
+  g_free (out_file);
+  g_free (text);
+  g_free (sas_tx);
+  g_free (sas_el);
   g_ptr_array_unref (sent);
 }
 
@@ -422,6 +551,10 @@ lib_examples_suite (void)
   tcase_add_test (tc, test_send_to_recv);
   tcase_add_test (tc, test_send_to_uvgrtpsrc);
   tcase_add_test (tc, test_uvgrtpsink_to_recv);
+#ifdef TEST_HAVE_ZRTP
+  tcase_add_test (tc, test_zrtp_send_to_recv);
+  tcase_add_test (tc, test_zrtp_with_elements);
+#endif
   return s;
 }
 

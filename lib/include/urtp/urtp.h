@@ -28,7 +28,8 @@
  *
  * Each stream owns its sockets: RTP on the port, RTCP on the port + 1 (or
  * on the RTP port with rtcp_mux, RFC 5761), sender and receiver reports,
- * retransmission (RFC 4588) and SRTP/SRTCP (RFC 3711) all run inside it;
+ * retransmission (RFC 4588), SRTP/SRTCP (RFC 3711) with a static key or
+ * keys agreed by ZRTP (RFC 6189) all run inside it;
  * a receiver services RTCP and its deadlines while it waits in pull. SSRC,
  * first sequence number and first timestamp are random unless set. RTCP
  * is taken only from the host the stream's other end is on (RFC 3550 8.2;
@@ -86,6 +87,15 @@ URTP_API int urtp_codec_from_name(const char *name, urtp_codec_t *out);
  * into access units. */
 URTP_API size_t urtp_au_length(urtp_codec_t codec, const uint8_t *data, size_t len);
 
+/* How a stream's packets are protected (its stats tell). */
+typedef enum urtp_security {
+  URTP_SECURITY_NONE,           /* plain RTP */
+  URTP_SECURITY_STATIC_KEY,     /* SRTP with srtp_key */
+  URTP_SECURITY_ZRTP_PENDING,   /* ZRTP: keys not agreed yet */
+  URTP_SECURITY_ZRTP_SECURE,    /* ZRTP: keys agreed; the SAS is set */
+  URTP_SECURITY_ZRTP_FAILED,    /* ZRTP: the exchange failed; nothing flows */
+} urtp_security_t;
+
 /* ---- Sending --------------------------------------------------------- */
 
 typedef struct urtp_sender urtp_sender_t;
@@ -116,6 +126,17 @@ typedef struct urtp_send_config {
    * NULL key (default): plain RTP. */
   const char *srtp_key;
   const char *srtp_profile;
+  /* ZRTP (RFC 6189): SRTP keys agreed with the other end, which runs ZRTP
+   * too (another urtp stream, uvgrtpsrc or uvgrtpsink with zrtp=true,
+   * uvgRTP), instead of srtp_key. Media waits for
+   * the keys: access units pushed before are held back (counted). Default
+   * off. zrtp_cache: a file that
+   * keeps our ZID and the secrets of earlier calls, so that a changed
+   * peer shows (NULL, default: none). Read the SAS from the stats once
+   * security is URTP_SECURITY_ZRTP_SECURE and compare it with the other
+   * end's by voice: that rules out a man in the middle. */
+  bool zrtp;
+  const char *zrtp_cache;
   /* Retransmission (RFC 4588): NACKs answered with RTX packets of payload
    * type rtx_pt. Default off; rtx_pt default 97. */
   bool rtx;
@@ -172,6 +193,10 @@ typedef struct urtp_sender_stats {
   uint64_t nacks;               /* NACK packets received */
   uint64_t retransmitted;       /* packets sent again (rtx) */
   uint64_t keyframe_requests;   /* PLIs and FIRs passed to the keyframe callback */
+  uint64_t held;                /* access units not sent: no keys yet (zrtp) */
+  urtp_security_t security;
+  char sas[40];                 /* ZRTP's short authentication string, to
+                                 * compare by voice; "" until SECURE */
 } urtp_sender_stats_t;
 
 URTP_API void urtp_sender_stats(urtp_sender_t *s, urtp_sender_stats_t *out);
@@ -203,6 +228,16 @@ typedef struct urtp_recv_config {
   const char *cname;
   const char *srtp_key;         /* as for the sender */
   const char *srtp_profile;
+  /* ZRTP (RFC 6189): SRTP keys agreed with the other end, which runs ZRTP
+   * too (another urtp stream, uvgrtpsrc or uvgrtpsink with zrtp=true,
+   * uvgRTP), instead of srtp_key. Media that
+   * arrives before the keys is dropped (counted). Default off. zrtp_cache: a file that
+   * keeps our ZID and the secrets of earlier calls, so that a changed
+   * peer shows (NULL, default: none). Read the SAS from the stats once
+   * security is URTP_SECURITY_ZRTP_SECURE and compare it with the other
+   * end's by voice: that rules out a man in the middle. */
+  bool zrtp;
+  const char *zrtp_cache;
   /* Loss recovery: NACKs for missing packets, RTX packets of payload type
    * rtx_pt taken, a PLI when a packet is given up. Default off; rtx_pt
    * default 97. Needs RTCP. */
@@ -273,6 +308,8 @@ typedef struct urtp_receiver_stats {
   uint64_t nacks_sent;
   uint64_t keyframe_requests;   /* PLIs and FIRs sent */
   int64_t jitter_ns;            /* interarrival jitter (RFC 3550 A.8) */
+  urtp_security_t security;
+  char sas[40];                 /* as the sender's */
 } urtp_receiver_stats_t;
 
 URTP_API void urtp_receiver_stats(urtp_receiver_t *r, urtp_receiver_stats_t *out);
