@@ -1216,15 +1216,17 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   sc.cname = cname;
   sc.fail_timeout_ns = (int64_t) FAIL_ERROR_S * GST_SECOND;
   r = urtp_sendstream_new (&stream, &self->sock, &sc);
-  if (r < 0 && sc.send_thread && r != -ENOTSUP && r != -EINVAL) {
-    GST_WARNING_OBJECT (self, "no send thread (%s): sending inline",
-        g_strerror (-r));
-    sc.send_thread = FALSE;
-    r = urtp_sendstream_new (&stream, &self->sock, &sc);
-  }
   g_free (cname);
   if (r < 0)
     goto stream_failed;
+  {
+    urtp_sendstream_stats_t st;
+
+    urtp_sendstream_get_stats (stream, &st);
+    if (st.send_thread_error)
+      GST_WARNING_OBJECT (self, "no send thread (%s): sending inline",
+          g_strerror (-st.send_thread_error));
+  }
   explicit_bzero (key, sizeof key);
   start_rtcp (self, stream);
 

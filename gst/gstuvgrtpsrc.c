@@ -153,9 +153,6 @@ GST_DEBUG_CATEGORY (gst_uvgrtp_src_debug);
 /* Reorder window in packets. The time a gap is waited for is `latency`;
  * the window only needs to be larger than what arrives meanwhile. */
 #define REORDER_WINDOW 1024
-/* Consecutive unsupported packets (and nothing usable) before the stream
- * is declared unsupported. */
-#define UNSUPPORTED_LIMIT 64
 /* Kernel drops are warned about at most this often. */
 #define DROP_WARNING_INTERVAL_US (10 * G_USEC_PER_SEC)
 
@@ -1008,8 +1005,6 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   self->zrtp_ctl = zctl;
   self->opened = TRUE;
   self->caps_changed = FALSE;
-  self->unsupported_run = 0;
-  self->last_unsupported = self->last_packets = 0;
   self->last_packet_us = 0;
   self->warned_drops = 0;
   self->last_drop_warning = 0;
@@ -1445,19 +1440,6 @@ post_events (GstUvgRtpSrc * self)
       self->last_drop_warning = now;
     }
   }
-
-  /* A stream of nothing but unsupported packets (PACI, interleaved mode,
-   * reserved types) is an error, not an empty stream. */
-  if (st.depay.unsupported != self->last_unsupported) {
-    if (st.depay.packets == self->last_packets)
-      self->unsupported_run += st.depay.unsupported - self->last_unsupported;
-    else
-      self->unsupported_run = 0;
-  } else if (st.depay.packets != self->last_packets) {
-    self->unsupported_run = 0;
-  }
-  self->last_unsupported = st.depay.unsupported;
-  self->last_packets = st.depay.packets;
 }
 
 /* After a pause: what queued in the socket meanwhile is stale for a live
@@ -1506,7 +1488,7 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       return GST_FLOW_OK;
     }
     post_events (self);
-    if (self->unsupported_run >= UNSUPPORTED_LIMIT)
+    if (urtp_recvstream_unsupported (self->stream))
       goto unsupported;
     if (self->draining)
       return GST_FLOW_EOS;
@@ -1598,7 +1580,7 @@ unsupported:
         ("The stream uses a packet structure this element does not support "
             "(%u consecutive unsupported packets, such as H.265 PACI, H.264 "
             "interleaved mode or reserved NAL unit types)",
-            self->unsupported_run), (NULL));
+            URTP_DEPAY_UNSUPPORTED_STREAM), (NULL));
     return GST_FLOW_ERROR;
   }
 }

@@ -80,8 +80,6 @@ struct _GstUvgRtpSrc
   gboolean have_clock;          /* the last arrival was on the pipeline clock */
   guint64 clock_domain;         /* which clock (lip sync): its address, 0: none */
   gint64 last_packet_us;        /* monotonic, for the timeout message */
-  guint unsupported_run;        /* consecutive unsupported packets */
-  guint64 last_unsupported, last_packets;
   guint64 warned_drops;         /* kernel drops already warned about */
   gint64 last_drop_warning;
   gboolean draining;

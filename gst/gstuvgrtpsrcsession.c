@@ -1,15 +1,23 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* uvgrtpsrc's session: what the caps and encoding-name properties say of
- * the stream (codec, payload type, clock rate, parameter sets to put in
- * band, Opus channels), and the caps the element outputs for it. */
+ * the stream (codec, payload type, clock rate; the format parameters go to
+ * lib/'s rules, urtp/fmtp.h), and the caps the element outputs for it. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <errno.h>
 #include <string.h>
 
 #include "gstuvgrtpsrc.h"
-#include "urtp/params.h"
+#include "urtp/fmtp.h"
+
+typedef struct
+{
+  urtp_fmtp_t fmtp;
+  gchar *err_msg;
+  gint err_code;
+} FmtpWalk;
 
 GST_DEBUG_CATEGORY_EXTERN (gst_uvgrtp_src_debug);
 #define GST_CAT_DEFAULT gst_uvgrtp_src_debug
@@ -62,27 +70,33 @@ structure_get_int_param (const GstStructure * s, const gchar * field,
   return TRUE;
 }
 
-/* Appends the parameter sets of the sprop field (comma-separated base64,
- * as in SDP) to out as Annex-B. */
+/* One caps field to lib/'s fmtp rules (urtp/fmtp.h), as SDP text. */
 static gboolean
-append_sprop (GByteArray * out, const GstStructure * s, const gchar * field,
-    gchar ** err_msg)
+apply_fmtp (GQuark field, const GValue * value, gpointer user)
 {
-  const gchar *list = gst_structure_get_string (s, field);
-  gint n;
-  guint at = out->len;
+  FmtpWalk *w = user;
+  gchar *text = NULL, why[256];
+  int r;
 
-  if (!list)
+  if (G_VALUE_HOLDS_STRING (value))
+    text = g_value_dup_string (value);
+  else if (G_VALUE_HOLDS_INT (value))
+    text = g_strdup_printf ("%d", g_value_get_int (value));
+  else if (G_VALUE_HOLDS_UINT (value))
+    text = g_strdup_printf ("%u", g_value_get_uint (value));
+  if (!text)
     return TRUE;
-  n = urtp_sprop_decode (list, strlen (list), NULL, 0);
-  if (n < 0) {
-    *err_msg = g_strdup_printf ("Invalid %s in the 'caps' property: not a "
-        "comma-separated list of base64 parameter sets", field);
-    return FALSE;
-  }
-  g_byte_array_set_size (out, at + (guint) n);
-  urtp_sprop_decode (list, strlen (list), out->data + at, (gsize) n);
-  return TRUE;
+  r = urtp_fmtp_set (&w->fmtp, g_quark_to_string (field), text, why,
+      sizeof why);
+  g_free (text);
+  if (r == 0)
+    return TRUE;
+  w->err_code = r == -ENOTSUP ? GST_UVGRTP_SRC_ERR_STREAM :
+      GST_UVGRTP_SRC_ERR_SETTINGS;
+  w->err_msg = r == -ENOTSUP ? g_strdup_printf ("The caps give %s", why) :
+      g_strdup_printf ("Invalid field in the 'caps' property: %s",
+      r == -ENOMEM ? g_strerror (ENOMEM) : why);
+  return FALSE;
 }
 
 gboolean
@@ -91,8 +105,8 @@ gst_uvgrtp_src_session_resolve (GstUvgRtpSrc * self, GstUvgRtpSrcSession * out,
 {
   const GstStructure *s = NULL;
   const gchar *name = NULL;
-  GByteArray *params;
-  gboolean ok = TRUE;
+  FmtpWalk walk = { 0 };
+  gsize len;
   gint v;
 
   memset (out, 0, sizeof (*out));
@@ -135,60 +149,25 @@ gst_uvgrtp_src_session_resolve (GstUvgRtpSrc * self, GstUvgRtpSrcSession * out,
   if (structure_get_int_param (s, "clock-rate", &v) && v > 0)
     out->clock_rate = (guint) v;
 
-  if (structure_get_int_param (s, "sprop-max-don-diff", &v) && v > 0) {
-    if (out->codec != URTP_CODEC_H265) {
-      *err_code = GST_UVGRTP_SRC_ERR_STREAM;
-      *err_msg = g_strdup_printf ("The caps give sprop-max-don-diff=%d for "
-          "%s: decoding order numbers are only supported for H.265", v,
-          urtp_codec_name (out->codec));
-      return FALSE;
-    }
-    out->donl = TRUE;
-  }
-  if (out->codec == URTP_CODEC_H264 &&
-      structure_get_int_param (s, "packetization-mode", &v) && v == 2) {
-    *err_code = GST_UVGRTP_SRC_ERR_STREAM;
-    *err_msg = g_strdup ("The caps give packetization-mode=2: H.264 "
-        "interleaved mode is not supported");
+  urtp_fmtp_init (&walk.fmtp, out->codec);
+  if (!gst_structure_foreach (s, apply_fmtp, &walk)) {
+    urtp_fmtp_clear (&walk.fmtp);
+    *err_code = walk.err_code;
+    *err_msg = walk.err_msg;
     return FALSE;
   }
+  out->donl = walk.fmtp.donl;
+  out->channels = (gint) walk.fmtp.channels;
+  out->rate = (gint) walk.fmtp.rate;
+  len = urtp_fmtp_params (&walk.fmtp, NULL);
+  if (len > 0) {
+    guint8 *data = g_malloc (len);
 
-  params = g_byte_array_new ();
-  switch (out->codec) {
-    case URTP_CODEC_H264:
-      ok = append_sprop (params, s, "sprop-parameter-sets", err_msg);
-      break;
-    case URTP_CODEC_H266:
-      ok = append_sprop (params, s, "sprop-dci", err_msg);
-      /* fall through */
-    case URTP_CODEC_H265:
-      ok = ok && append_sprop (params, s, "sprop-vps", err_msg) &&
-          append_sprop (params, s, "sprop-sps", err_msg) &&
-          append_sprop (params, s, "sprop-pps", err_msg);
-      break;
-    case URTP_CODEC_OPUS:{
-      const gchar *stereo = gst_structure_get_string (s, "sprop-stereo");
-
-      if (stereo)
-        out->channels = g_strcmp0 (stereo, "1") == 0 ? 2 : 1;
-      if (structure_get_int_param (s, "sprop-maxcapturerate", &v) && v > 0)
-        out->rate = v;
-      break;
-    }
-  }
-  if (!ok) {
-    g_byte_array_free (params, TRUE);
-    return FALSE;
-  }
-  if (params->len > 0) {
-    gsize len = params->len;
-    guint8 *data = g_byte_array_free (params, FALSE);
-
+    urtp_fmtp_params (&walk.fmtp, data);
     out->params = gst_memory_new_wrapped (GST_MEMORY_FLAG_READONLY, data,
         len, 0, len, data, g_free);
-  } else {
-    g_byte_array_free (params, TRUE);
   }
+  urtp_fmtp_clear (&walk.fmtp);
   return TRUE;
 }
 

@@ -346,6 +346,7 @@ static void malformed(urtp_depay_t *d)
 static void unsupported(urtp_depay_t *d)
 {
   d->stats.unsupported++;
+  d->stats.unsupported_run++;
   lose(d);
 }
 
@@ -609,6 +610,7 @@ static void h26x_packet(urtp_depay_t *d, const urtp_rtp_pkt_t *p)
   if (r != PKT_OK)
     return;
   d->stats.packets++;
+  d->stats.unsupported_run = 0;
   d->stats.bytes += n;
 }
 

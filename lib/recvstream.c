@@ -944,6 +944,11 @@ int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, urtp_rtcpio_t *io, uint64
   return srs;
 }
 
+bool urtp_recvstream_unsupported(const urtp_recvstream_t *r)
+{
+  return urtp_depay_stats(r->depay)->unsupported_run >= URTP_DEPAY_UNSUPPORTED_STREAM;
+}
+
 bool urtp_recvstream_rtcp_pending(const urtp_recvstream_t *r)
 {
   return r->mux_in != 0 || r->early_srs != 0;

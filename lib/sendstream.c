@@ -635,8 +635,13 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
 #endif
   if (cfg->format && (r = urtp_sendstream_set_format(ss, cfg->format)) < 0)
     goto fail;
-  if (cfg->send_thread && (r = urtp_sendthread_start(&ss->sender, sock, sender_done, ss)) < 0)
-    goto fail;
+  /* no thread to be had (a process at its limit): send inline, which is
+   * correct, only slower; stats tell */
+  if (cfg->send_thread && (r = urtp_sendthread_start(&ss->sender, sock, sender_done, ss)) < 0) {
+    ss->st.send_thread_error = r;
+    ss->cfg.send_thread = false;
+    ss->sender = NULL;
+  }
   *out = ss;
   return 0;
 

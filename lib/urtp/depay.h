@@ -89,6 +89,11 @@ struct urtp_au {
   uint64_t pts;             /* for the owner's on_au callback; else 0 */
 };
 
+/* Unsupported packets in a row, none usable, that make a stream one this
+ * depacketizer cannot read (H.265 PACI, H.264 interleaved mode, reserved
+ * types only): an error, not an empty stream. */
+#define URTP_DEPAY_UNSUPPORTED_STREAM 64
+
 typedef struct urtp_depay_stats {
   /* Every packet the reorder window delivers in order is counted once in
    * packets, malformed, unsupported or skipped. */
@@ -100,6 +105,9 @@ typedef struct urtp_depay_stats {
   uint64_t malformed;       /* not RTP, or payload that breaks the format */
   uint64_t foreign;         /* wrong payload type or SSRC */
   uint64_t unsupported;     /* PACI, reserved types */
+  /* unsupported packets since the last one whose payload was used (not
+   * summed by those who add stats up: it is the current run) */
+  uint64_t unsupported_run;
   uint64_t dropped_nals;    /* NAL units lost to damage */
   uint64_t dropped_aus;     /* access units lost to damage, keyframe wait, queue overflow */
   uint64_t oversize;        /* access units above max_au_size */

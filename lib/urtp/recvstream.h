@@ -368,6 +368,10 @@ int urtp_recvstream_rtcp_service(urtp_recvstream_t *r, struct urtp_rtcpio *io, u
  * came before its source was followed was taken, since the last
  * urtp_recvstream_rtcp_service (call it soon: a sender report waits). */
 bool urtp_recvstream_rtcp_pending(const urtp_recvstream_t *r);
+/* The stream is made of packets this library cannot read (depay.h's
+ * URTP_DEPAY_UNSUPPORTED_STREAM in a row, none usable): fail, rather than
+ * wait for pictures that cannot come. Cheap. */
+bool urtp_recvstream_unsupported(const urtp_recvstream_t *r);
 
 /* When feedback (a NACK, a key frame request) is next due, on the
  * stream's clock; UINT64_MAX: none, or nowhere to send it yet. Included

@@ -224,6 +224,8 @@ typedef struct urtp_sendstream_stats {
   uint64_t dropped;             /* packets given up unsent (drop, free) */
   int last_error;               /* errno of the latest failed send; 0: none */
   urtp_io_mode_t tx_mode;       /* the socket's send mode (GSO may fall back) */
+  int send_thread_error;        /* send_thread asked for, but no thread could
+                                 * be started (-errno): sending inline */
   uint64_t bitrate;             /* bits per second sent over the last second */
   /* pacing (urtp_sendstream_set_pacing) */
   uint64_t pacing_rate;         /* bits per second in effect; 0: not pacing */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "urtp/fmtp.h"
 #include "urtp/params.h"
 #include "urtp/sdp.h"
 
@@ -237,6 +238,51 @@ static void test_sizes(void)
   urtp_params_free(&ps);
 }
 
+/* The receiving side's reading of fmtp (fmtp.h): parameter sets in
+ * decoding order whatever order they come in, streams this library cannot
+ * read refused by name, bad values refused, unknown names ignored. */
+static void test_fmtp_rules(void)
+{
+  urtp_fmtp_t f;
+  char why[200];
+  uint8_t sets[256];
+  urtp_fmtp_init(&f, URTP_CODEC_H265);
+  CHECK_EQ(urtp_fmtp_set(&f, "sprop-pps", "RAHBcrRiQA==", why, sizeof why), 0);
+  CHECK_EQ(urtp_fmtp_set(&f, "x-unknown", "1", why, sizeof why), 0);
+  CHECK_EQ(urtp_fmtp_set(&f, "sprop-vps", "QAEMAf//AWAAAAMAkAAAAwAAAwA/lZgJ", why, sizeof why), 0);
+  CHECK_EQ(urtp_fmtp_set(&f, "sprop-max-don-diff", "2", why, sizeof why), 0);
+  CHECK(f.donl);
+  size_t n = urtp_fmtp_params(&f, NULL);
+  REQUIRE(n == 4 + sizeof h265_vps + 4 + sizeof h265_pps);
+  CHECK_EQ(urtp_fmtp_params(&f, sets), n);
+  static const uint8_t sc[] = { 0, 0, 0, 1 };
+  CHECK_MEM(sets, sc, 4);
+  CHECK_MEM(sets + 4, h265_vps, sizeof h265_vps);
+  CHECK_MEM(sets + 8 + sizeof h265_vps, h265_pps, sizeof h265_pps);
+  CHECK_EQ(urtp_fmtp_set(&f, "sprop-sps", "not base64!", why, sizeof why), -EINVAL);
+  CHECK(strstr(why, "sprop-sps") != NULL);
+  urtp_fmtp_clear(&f);
+  CHECK_EQ(urtp_fmtp_params(&f, NULL), 0);
+
+  urtp_fmtp_init(&f, URTP_CODEC_H264);
+  CHECK_EQ(urtp_fmtp_set(&f, "packetization-mode", "1", why, sizeof why), 0);
+  CHECK_EQ(urtp_fmtp_set(&f, "packetization-mode", "2", why, sizeof why), -ENOTSUP);
+  CHECK(strstr(why, "packetization-mode=2") != NULL);
+  CHECK_EQ(urtp_fmtp_set(&f, "sprop-max-don-diff", "1", why, sizeof why), -ENOTSUP);
+  CHECK(strstr(why, "sprop-max-don-diff") != NULL);
+  /* H.265's names mean nothing for H.264 */
+  CHECK_EQ(urtp_fmtp_set(&f, "sprop-vps", "QAEMAf//AWAAAAMAkAAAAwAAAwA/lZgJ", why, sizeof why), 0);
+  CHECK_EQ(urtp_fmtp_params(&f, NULL), 0);
+  urtp_fmtp_clear(&f);
+
+  urtp_fmtp_init(&f, URTP_CODEC_OPUS);
+  CHECK_EQ(urtp_fmtp_set(&f, "sprop-stereo", "0", why, sizeof why), 0);
+  CHECK_EQ(f.channels, 1);
+  CHECK_EQ(urtp_fmtp_set(&f, "sprop-maxcapturerate", "16000", why, sizeof why), 0);
+  CHECK_EQ(f.rate, 16000);
+  urtp_fmtp_clear(&f);
+}
+
 int main(void)
 {
   TAP_RUN(test_h264_ipv4);
@@ -245,5 +291,6 @@ int main(void)
   TAP_RUN(test_opus);
   TAP_RUN(test_feedback_rtx);
   TAP_RUN(test_sizes);
+  TAP_RUN(test_fmtp_rules);
   return tap_done();
 }
