@@ -710,6 +710,11 @@ build_stats (GstUvgRtpSink * self)
   v.timestamp_offset = self->cur_ts_offset;
   v.clock_rate = self->negotiated ? urtp_codec_clock_rate (self->codec) : 0;
   v.send_mode = urtp_io_mode_name (v.st.tx_mode);
+  /* the receivers' report times, NTP on our wall clock, go onto the
+   * pipeline clock (the element's clock field: the lock is held) */
+  v.now_ntp = urtp_ntp_from_unix_ns ((guint64) g_get_real_time () * 1000);
+  v.now_clock = GST_ELEMENT_CLOCK (self) ?
+      gst_clock_get_time (GST_ELEMENT_CLOCK (self)) : GST_CLOCK_TIME_NONE;
   return gst_uvgrtp_sink_stats_to_structure (&v);
 }
 

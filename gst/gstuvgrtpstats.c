@@ -310,9 +310,6 @@ static const StatsField src_fields[] = {
       "highest sequence number our next report gives"),
   SRC (st.synced, "synced", G_TYPE_BOOLEAN, "lip sync has a sender report "
       "and the CNAME"),
-  SRC (st.sync_offset, "sync-offset", G_TYPE_INT64, "ns: presentation time "
-      "minus the sender's NTP time of the same moment (only differences "
-      "between streams mean something)"),
   SRC (st.sync_delay, "sync-delay", G_TYPE_INT64, "ns: added to be in step "
       "with the sender's other streams"),
   SRC (st.nack.missing, "missing", G_TYPE_UINT64, "packets found missing"),
@@ -395,12 +392,8 @@ static const StatsField src_fields[] = {
  * sender report of the followed source is also posted as an element
  * message "uvgrtp-rtcp" with type "sr", ssrc, cname, ntp-time, rtp-time,
  * packets and octets. Lip sync (#GstUvgRtpSrc:lip-sync): synced
- * (gboolean: a sender report and the CNAME are in), sync-offset (gint64,
- * ns: presentation time on the pipeline clock minus the sender's NTP
- * time of the same moment, before the delay; the two clocks have
- * different origins, so only its differences between streams mean
- * something), sync-delay (gint64, ns: added to be in step with the
- * sender's other streams).
+ * (gboolean: a sender report and the CNAME are in), sync-delay (gint64,
+ * ns: added to be in step with the sender's other streams).
  *
  * Loss recovery (#GstUvgRtpSrc:do-retransmission, guint64): missing
  * (packets found missing; each counted once in recovered (by a
@@ -555,8 +548,8 @@ static const StatsField receiver_fields[] = {
       "sequence number received"),
   RECEIVER (rtt_ns, "round-trip-time", G_TYPE_UINT64, "ns "
       "(GST_CLOCK_TIME_NONE until measured)"),
-  RECEIVER (last_ntp, "last-rr-time", G_TYPE_UINT64, "NTP format (32.32 "
-      "seconds, our wall clock): when its latest block arrived"),
+  RECEIVER (last_ntp, "last-rr-time", G_TYPE_UINT64, "ns on the pipeline "
+      "clock: when its latest block arrived"),
 };
 #undef RECEIVER
 
@@ -620,7 +613,7 @@ static const StatsField receiver_fields[] = {
  * receiver that reports, the latest 16, one that says BYE leaves: ssrc,
  * reports, fraction-lost, packets-lost, jitter, ext-max-seq,
  * round-trip-time as above, last-rr-time: when its last block arrived,
- * #guint64 NTP format); buffer-size (#gint, the send buffer the kernel granted),
+ * #guint64 ns on the pipeline clock); buffer-size (#gint, the send buffer the kernel granted),
  * send-mode (#gchararray, the mode in use: gso, mmsg or plain), ssrc,
  * seqnum-offset, timestamp-offset and clock-rate (#guint),
  * srtp-backend (#gchararray, the libsrtp2 in use and its crypto library;
@@ -644,8 +637,20 @@ gst_uvgrtp_sink_stats_param_spec (void)
 }
 
 GstStructure *
-gst_uvgrtp_receiver_to_structure (const urtp_sendstream_receiver_t * r)
+gst_uvgrtp_receiver_to_structure (const urtp_sendstream_receiver_t * in,
+    const GstUvgRtpSinkStats * v)
 {
+  urtp_sendstream_receiver_t copy = *in, *r = &copy;
+  guint64 age;
+
+  /* NTP (32.32 s, our wall clock) to the pipeline clock */
+  if (!GST_CLOCK_TIME_IS_VALID (v->now_clock) || !in->last_ntp) {
+    copy.last_ntp = GST_CLOCK_TIME_NONE;
+  } else {
+    age = v->now_ntp > in->last_ntp ? gst_util_uint64_scale (v->now_ntp -
+        in->last_ntp, GST_SECOND, G_GUINT64_CONSTANT (1) << 32) : 0;
+    copy.last_ntp = age < v->now_clock ? v->now_clock - age : 0;
+  }
   GstStructure *s = gst_structure_new_empty ("application/x-uvgrtp-receiver");
 
   stats_fill (s, receiver_fields, G_N_ELEMENTS (receiver_fields), r);
@@ -666,7 +671,7 @@ gst_uvgrtp_sink_stats_to_structure (const GstUvgRtpSinkStats * v)
 
     g_value_init (&e, GST_TYPE_STRUCTURE);
     g_value_take_boxed (&e,
-        gst_uvgrtp_receiver_to_structure (&v->st.receivers[i]));
+        gst_uvgrtp_receiver_to_structure (&v->st.receivers[i], v));
     gst_value_array_append_and_take_value (&arr, &e);
   }
   gst_structure_take_value (s, "receivers", &arr);

@@ -47,6 +47,9 @@ typedef struct
   urtp_sendstream_stats_t st;
   guint rtx_pt, seqnum_offset, timestamp_offset, clock_rate;
   const gchar *send_mode;
+  /* one moment on both clocks: the receivers' NTP times to pipeline time */
+  guint64 now_ntp;
+  GstClockTime now_clock;       /* NONE: no clock */
 } GstUvgRtpSinkStats;
 
 /* The `stats` property of each element, its fields in the blurb. */
@@ -56,9 +59,9 @@ GstStructure *gst_uvgrtp_src_stats_to_structure (const GstUvgRtpSrcStats * v);
 GstStructure *gst_uvgrtp_sink_stats_to_structure (const GstUvgRtpSinkStats *
     v);
 /* One "application/x-uvgrtp-receiver" structure, as in uvgrtpsink's stats
- * (its "receivers" array). */
+ * (its "receivers" array); v gives the clocks. */
 GstStructure *gst_uvgrtp_receiver_to_structure (const
-    urtp_sendstream_receiver_t * r);
+    urtp_sendstream_receiver_t * r, const GstUvgRtpSinkStats * v);
 
 G_END_DECLS
 

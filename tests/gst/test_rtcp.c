@@ -67,6 +67,19 @@ GST_START_TEST (test_ours)
     fail_unless (gst_structure_get_uint64 (r, "round-trip-time", &rtt));
     fail_unless (GST_CLOCK_TIME_IS_VALID (rtt) && rtt < 50 * GST_MSECOND);
     GST_INFO ("receiver %08x: %" GST_PTR_FORMAT, rssrc, r);
+    /* when its block arrived, on the pipeline clock: a moment ago */
+    {
+      GstElement *sink = gst_bin_get_by_name (GST_BIN (send), "sink");
+      GstClock *clock = gst_element_get_clock (sink);
+      GstClockTime now = gst_clock_get_time (clock), at = 0;
+
+      fail_unless (gst_structure_get_uint64 (r, "last-rr-time", &at));
+      fail_unless (at <= now && now - at < 3 * GST_SECOND,
+          "last-rr-time %" GST_TIME_FORMAT ", clock %" GST_TIME_FORMAT,
+          GST_TIME_ARGS (at), GST_TIME_ARGS (now));
+      gst_object_unref (clock);
+      gst_object_unref (sink);
+    }
   }
   gst_structure_free (ss);
   gst_structure_free (rs);
