@@ -63,7 +63,7 @@ count() {
 status=0
 run_suite() {
   local dir=$1; shift
-  echo "== $dir: meson test $*"
+  echo "== $dir: meson test $* (at ${SECONDS} s)"
   if ! meson test -C "$dir" --print-errorlogs --num-processes 2 "$@"; then
     status=1
   fi
@@ -82,14 +82,14 @@ setup() {
 }
 
 ci=build/ci$suffix
-echo "== build (gcc, -Werror) in $ci"
+echo "== build (gcc, -Werror) in $ci (at ${SECONDS} s)"
 setup "$ci" -Dwerror=true "${srtp_opts[@]}"
 ninja -C "$ci"
 run_suite "$ci" ${suites[@]+"${suites[@]}"}
 
 if [ "$quick" = 0 ]; then
   asan=build/asan$suffix
-  echo "== build (clang, AddressSanitizer + UndefinedBehaviorSanitizer, -Werror) in $asan"
+  echo "== build (clang, AddressSanitizer + UndefinedBehaviorSanitizer, -Werror) in $asan (at ${SECONDS} s)"
   CC=clang setup "$asan" -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false "${srtp_opts[@]}"
   ninja -C "$asan"
   # GStreamer keeps global state alive at exit: leak checks stay on for lib/ only.
@@ -99,7 +99,7 @@ if [ "$quick" = 0 ]; then
     run_suite "$asan" --suite gst
 
   if [ -x scripts/fuzz.sh ]; then
-    echo "== fuzz (libFuzzer, ${FUZZ_SECONDS:=20} s per target)"
+    echo "== fuzz (libFuzzer, ${FUZZ_SECONDS:=10} s per target; at ${SECONDS} s)"
     if FUZZ_SECONDS=$FUZZ_SECONDS bash scripts/fuzz.sh; then
       total_pass=$((total_pass + 1))
     else
