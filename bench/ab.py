@@ -13,7 +13,7 @@ differs.
 
 Usage: bench/ab.py --a build/ab-before/gst --b build/release/gst
        [--bench build/release/bench/uvgrtp-bench] [--pairs 8] [--seconds 3]
-       [--codec h265] [--props 'uvgrtpsink properties for both']
+       [--codec h265] [--props 'uvgrtpsink properties for both'] [--srtp cm|gcm]
 
 Make the A build from a worktree of the commit before the change, e.g.
   git worktree add /tmp/ab-before <commit> && meson setup /tmp/ab-before/build \\
@@ -46,7 +46,7 @@ def run_pair(args, plugin_dir, port, path="uvgrtp"):
     env["GST_REGISTRY"] = os.path.join(plugin_dir, "ab-registry.bin")
     env.setdefault("GST_DEBUG", "0")
     common = ["--path", path, "--codec", args.codec, "--buffer-size", str(128 << 20),
-              "--mtu", "1400"]
+              "--mtu", "1400", "--srtp", getattr(args, "srtp", "none")]
     recv = subprocess.Popen([args.bench, "recv", "--port", str(port), "--bind", "127.0.0.1"] + common,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True, env=env)
@@ -78,6 +78,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--codec", default="h265")
     ap.add_argument("--props", default="")
+    ap.add_argument("--srtp", default="none", help="none, cm or gcm: SRTP on both ends")
     ap.add_argument("--port", type=int, default=5204)
     args = ap.parse_args()
     runs = {"A": [], "B": []}
