@@ -869,21 +869,12 @@ open_rtcp (GstUvgRtpSrc * self, const gchar * address)
   g_free (remote);
 }
 
-/* RTCP's turn in the streaming loop: what arrived, and our report when
- * due; a sender report of the followed source is posted. */
+/* A sender report of the followed source arrived: posted as a message. */
 static void
-service_rtcp (GstUvgRtpSrc * self, GstClockTime now)
+post_sender_report (GstUvgRtpSrc * self)
 {
-  guint64 mono = mono_ns ();
   urtp_recvstream_stats_t st;
 
-  if (!self->sock.watch_ready && mono < urtp_rtcpio_deadline (&self->rtcpio)
-      && !urtp_recvstream_rtcp_pending (self->stream)
-      && urtp_recvstream_feedback_deadline (self->stream) > now)
-    return;
-  if (urtp_recvstream_rtcp_service (self->stream, &self->rtcpio, now,
-          mono) <= 0)
-    return;
   urtp_recvstream_stats (self->stream, &st);
   gst_element_post_message (GST_ELEMENT (self),
       gst_message_new_element (GST_OBJECT (self),
@@ -894,6 +885,15 @@ service_rtcp (GstUvgRtpSrc * self, GstClockTime now)
               "rtp-time", G_TYPE_UINT, (guint) st.sr_rtp_ts,
               "packets", G_TYPE_UINT, (guint) st.sr_packets,
               "octets", G_TYPE_UINT, (guint) st.sr_octets, NULL)));
+}
+
+/* The stream's clock for lib/'s loop (the pipeline clock's). */
+static guint64
+stream_now (void *user)
+{
+  GstClockTime base;
+
+  return clock_now (user, &base);
 }
 
 static void
@@ -1463,10 +1463,12 @@ static GstFlowReturn
 gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 {
   GstUvgRtpSrc *self = GST_UVGRTP_SRC (psrc);
-  GstClockTime now, base;
-  guint64 timeout_ns, deadline;
+  GstClockTime base;
+  guint64 timeout_ns;
   gint64 wait_ns;
   urtp_recvstream_frame_t f;
+  urtp_recvstream_io_t io = { &self->sock, &self->rx, NULL, stream_now, self };
+  bool sr;
   gint n;
 
   if (self->last_packet_us == 0)
@@ -1511,30 +1513,15 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       continue;
     }
 
-    /* Wait no longer than the stream's next deadline or the timeout. */
+    /* One round of lib/'s loop: a wait bounded by the stream's deadline,
+     * RTCP's and the timeout, then datagrams, expiries and RTCP. */
     GST_OBJECT_LOCK (self);
     timeout_ns = self->timeout;
     GST_OBJECT_UNLOCK (self);
-    now = clock_now (self, &base);
-    deadline = urtp_recvstream_deadline (self->stream);
-    wait_ns = -1;
-    if (deadline != UINT64_MAX)
-      wait_ns = deadline > now ? (gint64) (deadline - now) : 0;
-    if (self->rtcp_on) {
-      guint64 r = urtp_rtcpio_deadline (&self->rtcpio), m = mono_ns ();
-      gint64 t = r > m ? (gint64) (r - m) : 0;
-
-      wait_ns = wait_ns < 0 ? t : MIN (wait_ns, t);
-    }
-    if (timeout_ns) {
-      gint64 t = MAX (0, self->last_packet_us * 1000 + (gint64) timeout_ns -
-          g_get_monotonic_time () * 1000);
-
-      wait_ns = wait_ns < 0 ? t : MIN (wait_ns, t);
-    }
-
-    n = urtp_sock_recv (&self->sock, &self->rx, wait_ns < 0 ? -1 :
-        (gint) MIN ((wait_ns + GST_MSECOND - 1) / GST_MSECOND, G_MAXINT));
+    wait_ns = timeout_ns ? MAX (0, self->last_packet_us * 1000 +
+        (gint64) timeout_ns - g_get_monotonic_time () * 1000) : -1;
+    io.rtcp = self->rtcp_on ? &self->rtcpio : NULL;
+    n = urtp_recvstream_run (self->stream, &io, wait_ns, &sr);
     if (n == -EINTR) {
       /* woken by unlock or EOS, which the loop checks; else stale */
       if (!g_atomic_int_get (&self->flushing)
@@ -1544,16 +1531,10 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     }
     if (n < 0)
       goto receive_failed;
-
-    now = clock_now (self, &base);
-    if (n > 0) {
-      urtp_recvstream_push_rx (self->stream, &self->sock, &self->rx,
-          (size_t) n, now);
+    if (n > 0)
       self->last_packet_us = g_get_monotonic_time ();
-    }
-    urtp_recvstream_expire (self->stream, now);
-    if (self->rtcp_on)
-      service_rtcp (self, now);
+    if (sr)
+      post_sender_report (self);
 
     if (n == 0 && timeout_ns && g_get_monotonic_time () - self->last_packet_us
         >= (gint64) (timeout_ns / 1000)) {

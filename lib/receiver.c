@@ -3,11 +3,9 @@
  * receiver.c - urtp_receiver_t (urtp.h): a receiving stream that owns its
  * I/O.
  *
- * The loop every user of recvstream.h would otherwise write: one wait on
- * the RTP socket (and RTCP's, through its watch descriptor) bounded by the
- * nearest of the caller's timeout, the stream's deadline (a gap given up,
- * feedback due) and RTCP's schedule; then the datagrams, the expiries and
- * RTCP, until an access unit is out. One clock (CLOCK_MONOTONIC) for all.
+ * The sockets, the stream and the loop (urtp_recvstream_run(), which
+ * uvgrtpsrc runs too) until an access unit is out. One clock
+ * (CLOCK_MONOTONIC) for all.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -184,14 +182,10 @@ static void fill_frame(urtp_receiver_t *r, const urtp_recvstream_frame_t *in, ur
   r->frames++;
 }
 
-/* RTCP's turn: only when something is there or due, so that a batch of
- * media costs no extra system call for RTCP's socket. */
-static void service_rtcp(urtp_receiver_t *r, uint64_t now)
+static uint64_t mono_clock(void *user)
 {
-  if (!r->sock.watch_ready && now < urtp_rtcpio_deadline(&r->rtcp) &&
-      !urtp_recvstream_rtcp_pending(r->rs) && urtp_recvstream_feedback_deadline(r->rs) > now)
-    return;
-  urtp_recvstream_rtcp_service(r->rs, &r->rtcp, now, now);
+  (void)user;
+  return urtp_stream_mono_ns();
 }
 
 int urtp_receiver_pull(urtp_receiver_t *r, urtp_frame_t *f, int timeout_ms)
@@ -208,24 +202,14 @@ int urtp_receiver_pull(urtp_receiver_t *r, urtp_frame_t *f, int timeout_ms)
     /* a timeout of 0 still takes what has already arrived, once */
     if (waited && now >= end)
       return 0;
-    /* wait for the nearest of: the caller's end, the stream's deadline
-     * (a gap given up, feedback due), RTCP's next report */
-    uint64_t until = end, d = urtp_recvstream_deadline(r->rs);
-    if (d < until)
-      until = d;
-    if (r->rtcp_on && urtp_rtcpio_deadline(&r->rtcp) < until)
-      until = urtp_rtcpio_deadline(&r->rtcp);
-    int wait_ms = until == UINT64_MAX ? -1 : until <= now ? 0
-                : (int)((until - now + 999999u) / 1000000u);
-    int n = urtp_sock_recv(&r->sock, &r->rx, wait_ms);
+    /* one wait, bounded by the caller's end too; datagrams, expiries
+     * and RTCP inside */
+    urtp_recvstream_io_t io = { &r->sock, &r->rx, r->rtcp_on ? &r->rtcp : NULL, mono_clock, NULL };
+    int n = urtp_recvstream_run(r->rs, &io, end == UINT64_MAX ? -1 : end > now ? (int64_t)(end - now) : 0,
+                                NULL);
     if (n < 0 && n != -EINTR)
       return n;
     now = urtp_stream_mono_ns();
-    if (n > 0)
-      urtp_recvstream_push_rx(r->rs, &r->sock, &r->rx, (size_t)n, now);
-    urtp_recvstream_expire(r->rs, now);
-    if (r->rtcp_on)
-      service_rtcp(r, now);
   }
 }
 

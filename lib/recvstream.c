@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "urtp/rtcpio.h"
 #include "urtp/rtp.h"
@@ -1330,4 +1331,51 @@ const uint8_t *urtp_recvstream_params(const urtp_recvstream_t *r, size_t *len)
 {
   *len = r->params_len;
   return r->params;
+}
+
+/* ---- the receive loop ---- */
+
+static uint64_t mono_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int urtp_recvstream_run(urtp_recvstream_t *r, const urtp_recvstream_io_t *io, int64_t max_wait_ns,
+                        bool *sr)
+{
+  if (sr)
+    *sr = false;
+  /* the nearest of: the caller's bound, the stream's deadline, RTCP's */
+  uint64_t now = io->now(io->user), mono = mono_now();
+  int64_t wait = max_wait_ns;
+  uint64_t d = urtp_recvstream_deadline(r);
+  if (d != UINT64_MAX) {
+    int64_t t = d > now ? (int64_t)(d - now) : 0;
+    wait = wait < 0 ? t : (t < wait ? t : wait);
+  }
+  if (io->rtcp) {
+    uint64_t rd = urtp_rtcpio_deadline(io->rtcp);
+    int64_t t = rd > mono ? (int64_t)(rd - mono) : 0;
+    wait = wait < 0 ? t : (t < wait ? t : wait);
+  }
+  int wait_ms = wait < 0 ? -1 : wait / 1000000 >= INT32_MAX ? INT32_MAX
+                                                              : (int)((wait + 999999) / 1000000);
+  int n = urtp_sock_recv(io->sock, io->rx, wait_ms);
+  if (n < 0)
+    return n;
+  now = io->now(io->user);
+  if (n > 0)
+    urtp_recvstream_push_rx(r, io->sock, io->rx, (size_t)n, now);
+  urtp_recvstream_expire(r, now);
+  if (io->rtcp) {
+    mono = mono_now();
+    if (io->sock->watch_ready || mono >= urtp_rtcpio_deadline(io->rtcp) ||
+        urtp_recvstream_rtcp_pending(r) || urtp_recvstream_feedback_deadline(r) <= now) {
+      if (urtp_recvstream_rtcp_service(r, io->rtcp, now, mono) > 0 && sr)
+        *sr = true;
+    }
+  }
+  return n;
 }

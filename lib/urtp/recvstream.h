@@ -373,6 +373,30 @@ bool urtp_recvstream_rtcp_pending(const urtp_recvstream_t *r);
  * wait for pictures that cannot come. Cheap. */
 bool urtp_recvstream_unsupported(const urtp_recvstream_t *r);
 
+/* --- the receive loop, for a caller that owns the sockets ------------------ */
+
+typedef struct urtp_recvstream_io {
+  urtp_sock_t *sock;            /* the RTP socket */
+  urtp_rx_t *rx;                /* its receive slots */
+  struct urtp_rtcpio *rtcp;     /* RTCP's socket and schedule; NULL: none */
+  /* the stream's clock (push_rx's and expire's now); RTCP's is
+   * CLOCK_MONOTONIC */
+  uint64_t (*now)(void *user);
+  void *user;
+} urtp_recvstream_io_t;
+
+/* One round of the loop every receiver runs: one wait on the socket (and
+ * RTCP's, through its watch descriptor), no longer than max_wait_ns (-1:
+ * no bound of the caller's), the stream's deadline (a gap given up,
+ * feedback due) and RTCP's next report; then what came to the stream, its
+ * expiries, and RTCP when something of it is there or due (a batch of
+ * media costs no system call for RTCP's socket). Returns the datagrams
+ * read (0: the wait ended without any), -EINTR (urtp_sock_wake()) or a
+ * -errno of the socket; *sr (may be NULL) is set when RTCP brought a
+ * sender report of the followed source. Pop frames before and after. */
+int urtp_recvstream_run(urtp_recvstream_t *r, const urtp_recvstream_io_t *io, int64_t max_wait_ns,
+                        bool *sr);
+
 /* When feedback (a NACK, a key frame request) is next due, on the
  * stream's clock; UINT64_MAX: none, or nowhere to send it yet. Included
  * in urtp_recvstream_deadline(); urtp_recvstream_rtcp_service() sends it. */
