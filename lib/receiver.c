@@ -50,7 +50,9 @@ void urtp_recv_config_init(urtp_recv_config_t *cfg, urtp_codec_t codec)
 
 static int check_config(const urtp_recv_config_t *c)
 {
-  if ((c->zrtp && c->srtp_key) || (unsigned)c->codec > URTP_CODEC_OPUS || c->pt < -1 || c->pt > 127 || c->ssrc < -1 ||
+  if (c->zrtp && c->srtp_key)    /* keys come from one or the other */
+    return -EINVAL;
+  if ((unsigned)c->codec > URTP_CODEC_OPUS || c->pt < -1 || c->pt > 127 || c->ssrc < -1 ||
       c->ssrc > (int64_t)UINT32_MAX || (c->rtx && (!c->rtcp || c->rtx_pt < 0 ||
                                                      c->rtx_pt > 127 || c->rtx_pt == c->pt)) ||
       (c->rtcp_mux && !c->rtcp) || c->rcvbuf < 0 || (c->params_len && !c->params))
@@ -205,8 +207,8 @@ int urtp_receiver_pull(urtp_receiver_t *r, urtp_frame_t *f, int timeout_ms)
     /* one wait, bounded by the caller's end too; datagrams, expiries
      * and RTCP inside */
     urtp_recvstream_io_t io = { &r->sock, &r->rx, r->rtcp_on ? &r->rtcp : NULL, mono_clock, NULL };
-    int n = urtp_recvstream_run(r->rs, &io, end == UINT64_MAX ? -1 : end > now ? (int64_t)(end - now) : 0,
-                                NULL);
+    int64_t left = end == UINT64_MAX ? -1 : end > now ? (int64_t)(end - now) : 0;
+    int n = urtp_recvstream_run(r->rs, &io, left, NULL);
     if (n < 0 && n != -EINTR)
       return n;
     now = urtp_stream_mono_ns();

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "stream_util.h"
 #include "urtp/rtcpio.h"
 #include "urtp/rtp.h"
 #include "urtp/rtx.h"
@@ -1335,20 +1335,13 @@ const uint8_t *urtp_recvstream_params(const urtp_recvstream_t *r, size_t *len)
 
 /* ---- the receive loop ---- */
 
-static uint64_t mono_now(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int urtp_recvstream_run(urtp_recvstream_t *r, const urtp_recvstream_io_t *io, int64_t max_wait_ns,
                         bool *sr)
 {
   if (sr)
     *sr = false;
   /* the nearest of: the caller's bound, the stream's deadline, RTCP's */
-  uint64_t now = io->now(io->user), mono = mono_now();
+  uint64_t now = io->now(io->user), mono = urtp_stream_mono_ns();
   int64_t wait = max_wait_ns;
   uint64_t d = urtp_recvstream_deadline(r);
   if (d != UINT64_MAX) {
@@ -1370,7 +1363,7 @@ int urtp_recvstream_run(urtp_recvstream_t *r, const urtp_recvstream_io_t *io, in
     urtp_recvstream_push_rx(r, io->sock, io->rx, (size_t)n, now);
   urtp_recvstream_expire(r, now);
   if (io->rtcp) {
-    mono = mono_now();
+    mono = urtp_stream_mono_ns();
     if (io->sock->watch_ready || mono >= urtp_rtcpio_deadline(io->rtcp) ||
         urtp_recvstream_rtcp_pending(r) || urtp_recvstream_feedback_deadline(r) <= now) {
       if (urtp_recvstream_rtcp_service(r, io->rtcp, now, mono) > 0 && sr)

@@ -140,7 +140,9 @@ static void keys_ready_cb(void *user)
 
 static int check_config(const urtp_send_config_t *c)
 {
-  if ((c->zrtp && c->srtp_key) || !c->host || !*c->host || c->port == 0 || c->pt < 0 || c->pt > 127 ||
+  if (c->zrtp && c->srtp_key)    /* keys come from one or the other */
+    return -EINVAL;
+  if (!c->host || !*c->host || c->port == 0 || c->pt < 0 || c->pt > 127 ||
       c->ssrc < -1 || c->ssrc > (int64_t)UINT32_MAX || c->seq_start < -1 ||
       c->seq_start > 65535 || c->ts_start < -1 || c->ts_start > (int64_t)UINT32_MAX ||
       (unsigned)c->codec > URTP_CODEC_OPUS || (c->rtx && (c->rtx_pt < 0 || c->rtx_pt > 127 ||

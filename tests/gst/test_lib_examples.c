@@ -252,6 +252,24 @@ finish_receiver (GSubprocess * p, const gchar * file, GPtrArray * sent)
   return text;
 }
 
+/* Pushes the stream into the appsrc src of pipeline tx, 10 ms apart from
+ * 0 (the encoder's timestamps carry its offset), and waits for EOS. */
+static void
+push_all (GstElement * tx, GstElement * src, GPtrArray * sent)
+{
+  for (guint i = 0; i < sent->len; i++) {
+    GstBuffer *b = gst_buffer_copy (g_ptr_array_index (sent, i));
+
+    GST_BUFFER_PTS (b) = i * 10 * GST_MSECOND;
+    GST_BUFFER_DTS (b) = GST_CLOCK_TIME_NONE;
+    fail_unless (gst_app_src_push_buffer (GST_APP_SRC (src), b) ==
+        GST_FLOW_OK);
+  }
+  gst_app_src_end_of_stream (GST_APP_SRC (src));
+  gst_message_unref (gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (tx),
+          30 * GST_SECOND, GST_MESSAGE_EOS));
+}
+
 /* urtp-send -> udpsrc ! rtph265depay (GStreamer's stock receiver), and the
  * SDP file it writes. */
 GST_START_TEST (test_send_to_stock)
@@ -370,18 +388,7 @@ GST_START_TEST (test_uvgrtpsink_to_recv)
   src = gst_bin_get_by_name (GST_BIN (tx), "in");
   fail_unless (gst_element_set_state (tx, GST_STATE_PLAYING) !=
       GST_STATE_CHANGE_FAILURE);
-  for (guint i = 0; i < sent->len; i++) {
-    /* the encoder's timestamps carry its offset: 10 ms apart from 0 */
-    GstBuffer *b = gst_buffer_copy (g_ptr_array_index (sent, i));
-
-    GST_BUFFER_PTS (b) = i * 10 * GST_MSECOND;
-    GST_BUFFER_DTS (b) = GST_CLOCK_TIME_NONE;
-    fail_unless (gst_app_src_push_buffer (GST_APP_SRC (src), b) ==
-        GST_FLOW_OK);
-  }
-  gst_app_src_end_of_stream (GST_APP_SRC (src));
-  gst_message_unref (gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (tx),
-          30 * GST_SECOND, GST_MESSAGE_EOS));
+  push_all (tx, src, sent);
   gst_element_set_state (tx, GST_STATE_NULL);
   gst_object_unref (src);
   gst_object_unref (tx);
@@ -488,17 +495,7 @@ GST_START_TEST (test_zrtp_with_elements)
   }
   fail_unless_equals_int (state, 3);    /* GST_UVGRTP_ZRTP_STATE_SECURE */
   g_object_get (el, "zrtp-sas", &sas_el, NULL);
-  for (guint i = 0; i < sent->len; i++) {
-    GstBuffer *b = gst_buffer_copy (g_ptr_array_index (sent, i));
-
-    GST_BUFFER_PTS (b) = i * 10 * GST_MSECOND;
-    GST_BUFFER_DTS (b) = GST_CLOCK_TIME_NONE;
-    fail_unless (gst_app_src_push_buffer (GST_APP_SRC (src), b) ==
-        GST_FLOW_OK);
-  }
-  gst_app_src_end_of_stream (GST_APP_SRC (src));
-  gst_message_unref (gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (tx),
-          30 * GST_SECOND, GST_MESSAGE_EOS));
+  push_all (tx, src, sent);
   gst_element_set_state (tx, GST_STATE_NULL);
   gst_object_unref (el);
   gst_object_unref (src);
