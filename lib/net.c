@@ -319,9 +319,14 @@ static int sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
        * (no packet comes from the group address). Sends name the group. */
       if ((r = setup_mcast_tx(s, cfg, ifindex)) < 0)
         goto out;
-    } else if (connect(s->fd, (struct sockaddr *)&s->remote, s->remote_len) < 0) {
-      r = -errno;
-      goto out;
+    } else {
+      /* a sender may be given groups later (urtp_sock_send_to): their
+       * TTL, loop and interface are set now, where the kernel takes them */
+      (void)setup_mcast_tx(s, cfg, ifindex);
+      if (connect(s->fd, (struct sockaddr *)&s->remote, s->remote_len) < 0) {
+        r = -errno;
+        goto out;
+      }
     }
   }
 
@@ -447,11 +452,11 @@ static int tx_reserve(urtp_sock_t *s, size_t n)
  * may be shorter and ends the run) whose iovecs lie back to back in the
  * batch, so the message points straight into b->iov without copying; a run
  * stays within `limit` bytes (the pacer's chunk). */
-static size_t tx_build(urtp_sock_t *s, const urtp_batch_t *b, size_t *next, size_t limit)
+static size_t tx_build(urtp_sock_t *s, const urtp_batch_t *b, size_t *next, size_t limit,
+                       const struct sockaddr_storage *to, socklen_t tolen)
 {
   const bool gso = s->tx_mode == URTP_IO_GSO;
-  const bool named = s->remote_len && addr_is_mcast(&s->remote);
-  size_t max_bytes = addr_is_v4(&s->remote) ? GSO_MAX_BYTES_V4 : GSO_MAX_BYTES_V6;
+  size_t max_bytes = addr_is_v4(to) ? GSO_MAX_BYTES_V4 : GSO_MAX_BYTES_V6;
   if (limit < max_bytes)
     max_bytes = limit;
   uint32_t *first = tx_first(s), *mbytes = tx_bytes(s);
@@ -460,8 +465,8 @@ static size_t tx_build(urtp_sock_t *s, const urtp_batch_t *b, size_t *next, size
   while (i < b->npkts && nm < s->msgs_cap) {
     const urtp_pkt_t *p = &b->pkts[i];
     struct msghdr *h = &s->msgs[nm].msg_hdr;
-    h->msg_name = named ? &s->remote : NULL;
-    h->msg_namelen = named ? s->remote_len : 0;
+    h->msg_name = tolen ? (void *)to : NULL;
+    h->msg_namelen = tolen;
     h->msg_iov = (struct iovec *)&b->iov[p->iov_first];
     h->msg_iovlen = p->iov_count;
     h->msg_control = NULL;
@@ -581,11 +586,11 @@ static long tx_pace(urtp_sock_t *s, size_t k, size_t nm, size_t chunk, size_t qu
   return (long)upto;
 }
 
-int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
+/* Sends b to `to` (tolen 0: the connected remote). */
+static int sock_send(urtp_sock_t *s, const urtp_batch_t *b, const struct sockaddr_storage *to,
+                     socklen_t tolen)
 {
   s->tx_sent = 0;
-  if (!s->remote_len)
-    return -EDESTADDRREQ;
   if (b->npkts == 0)
     return 0;
   int r = tx_reserve(s, b->npkts < TX_CHUNK ? b->npkts : TX_CHUNK);
@@ -603,7 +608,7 @@ int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
 
   size_t next = 0;
   while (next < b->npkts) {
-    size_t nm = tx_build(s, b, &next, chunk);
+    size_t nm = tx_build(s, b, &next, chunk, to, tolen);
     size_t k = 0, booked = paced ? 0 : nm;
     while (k < nm) {
       if (k == booked) {
@@ -671,6 +676,53 @@ int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
   }
   s->tx_sent = b->npkts;
   return (int)b->npkts;
+}
+
+int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
+{
+  if (!s->remote_len) {
+    s->tx_sent = 0;
+    return -EDESTADDRREQ;
+  }
+  /* a group is named in every send: the socket is not connected to it */
+  bool named = addr_is_mcast(&s->remote);
+  return sock_send(s, b, &s->remote, named ? s->remote_len : 0);
+}
+
+int urtp_sock_send_to(urtp_sock_t *s, const urtp_batch_t *b, const struct sockaddr_storage *to)
+{
+  socklen_t len = urtp_addr_len(to);
+  if (!len || to->ss_family != s->family) {
+    s->tx_sent = 0;
+    return -EAFNOSUPPORT;
+  }
+  return sock_send(s, b, to, len);
+}
+
+int urtp_sock_set_remote(urtp_sock_t *s, const struct sockaddr_storage *to)
+{
+  if (!to) {
+    /* AF_UNSPEC dissolves the association: datagrams from anyone again */
+    struct sockaddr_storage none = { .ss_family = AF_UNSPEC };
+    if (s->remote_len && !addr_is_mcast(&s->remote) &&
+        connect(s->fd, (struct sockaddr *)&none, sizeof(sa_family_t)) < 0)
+      return -errno;
+    s->remote_len = 0;
+    return 0;
+  }
+  socklen_t len = urtp_addr_len(to);
+  if (!len || to->ss_family != s->family)
+    return -EAFNOSUPPORT;
+  if (addr_is_mcast(to)) {
+    int r = urtp_sock_set_remote(s, NULL);
+    if (r < 0)
+      return r;
+  } else if (connect(s->fd, (const struct sockaddr *)to, len) < 0) {
+    return -errno;
+  }
+  memcpy(&s->remote, to, len);
+  s->remote_len = len;
+  return 0;
 }
 
 /* --- receive ------------------------------------------------------------ */
@@ -995,4 +1047,46 @@ socklen_t urtp_addr_len(const struct sockaddr_storage *a)
 {
   return a->ss_family == AF_INET ? sizeof(struct sockaddr_in)
          : a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : 0;
+}
+
+uint16_t urtp_addr_port(const struct sockaddr_storage *a)
+{
+  if (a->ss_family == AF_INET)
+    return ntohs(((const struct sockaddr_in *)a)->sin_port);
+  if (a->ss_family == AF_INET6)
+    return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+  return 0;
+}
+
+bool urtp_addr_equal(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+  return urtp_addr_same_host(a, b) && urtp_addr_port(a) == urtp_addr_port(b);
+}
+
+int urtp_addr_to_family(const struct sockaddr_storage *a, int family,
+                        struct sockaddr_storage *out)
+{
+  uint32_t v4;
+  if (a->ss_family == family) {
+    *out = *a;
+    return 0;
+  }
+  if (family == AF_INET6 && a->ss_family == AF_INET) {
+    struct sockaddr_in6 m = { .sin6_family = AF_INET6,
+                              .sin6_port = ((const struct sockaddr_in *)a)->sin_port };
+    m.sin6_addr.s6_addr[10] = m.sin6_addr.s6_addr[11] = 0xff;
+    memcpy(&m.sin6_addr.s6_addr[12], &((const struct sockaddr_in *)a)->sin_addr, 4);
+    memset(out, 0, sizeof *out);
+    memcpy(out, &m, sizeof m);
+    return 0;
+  }
+  if (family == AF_INET && addr_v4(a, &v4)) {
+    struct sockaddr_in m = { .sin_family = AF_INET,
+                             .sin_port = ((const struct sockaddr_in6 *)a)->sin6_port };
+    m.sin_addr.s_addr = v4;
+    memset(out, 0, sizeof *out);
+    memcpy(out, &m, sizeof m);
+    return 0;
+  }
+  return -EAFNOSUPPORT;
 }

@@ -126,6 +126,23 @@ int urtp_rtcpio_send(urtp_rtcpio_t *io, const uint8_t *buf, size_t len, uint64_t
   return send_dest(io, buf, len, &io->sent);
 }
 
+void urtp_rtcpio_sent(urtp_rtcpio_t *io, size_t len, uint64_t now)
+{
+  urtp_rtcp_members_t m = members(io);
+  urtp_rtcp_sched_sent(&io->sched, now, &m, len);
+}
+
+int urtp_rtcpio_send_to(urtp_rtcpio_t *io, const uint8_t *buf, size_t len,
+                        const struct sockaddr_storage *to)
+{
+  int r = urtp_sock_sendto(&io->sock, buf, len, (const struct sockaddr *)to, urtp_addr_len(to));
+  if (r < 0)
+    io->send_errors++;
+  else
+    io->sent++;
+  return r;
+}
+
 int urtp_rtcpio_send_feedback(urtp_rtcpio_t *io, const uint8_t *buf, size_t len)
 {
   return send_dest(io, buf, len, &io->feedback_sent);

@@ -71,7 +71,8 @@ int urtp_sendstream_rtcp_report(urtp_sendstream_t *ss, uint64_t ntp, uint32_t rt
 /* A receiver's block about us: its entry, or a new one (the entry heard
  * from least recently gives way when the table is full). stats_lock. */
 static void note_receiver(urtp_sendstream_stats_t *st, uint32_t ssrc,
-                          const urtp_rtcp_block_t *b, int64_t rtt, uint64_t arrival_ntp)
+                          const urtp_rtcp_block_t *b, int64_t rtt, uint64_t arrival_ntp,
+                          const struct sockaddr_storage *from)
 {
   urtp_sendstream_receiver_t *e = NULL;
   for (unsigned i = 0; i < st->nreceivers && !e; i++)
@@ -92,6 +93,8 @@ static void note_receiver(urtp_sendstream_stats_t *st, uint32_t ssrc,
   e->rtt_ns = rtt;
   e->last_ntp = arrival_ntp;
   e->reports++;
+  if (from)
+    e->from = *from;
 }
 
 static void forget_receiver(urtp_sendstream_stats_t *st, uint32_t ssrc)
@@ -128,7 +131,8 @@ enum rtx_result { RTX_SENT, RTX_MISSING, RTX_REPEAT, RTX_OVER, RTX_ERROR };
 /* Retransmits packet seq as RTX, if the history has it and the limiter
  * lets it go (hold: the round trip; rate: the budget). rtx_lock held. */
 static enum rtx_result retransmit(urtp_sendstream_t *ss, uint16_t seq, uint64_t now,
-                                  uint64_t hold, uint64_t rate, size_t *bytes)
+                                  uint64_t hold, uint64_t rate, const struct sockaddr_storage *to,
+                                  size_t *bytes)
 {
   /* a repeat costs no copy out of the history */
   if (urtp_rtx_limiter_repeat(&ss->rtx_limit, seq, now, hold))
@@ -157,7 +161,8 @@ static enum rtx_result retransmit(urtp_sendstream_t *ss, uint16_t seq, uint64_t 
   }
 #endif
   ss->rtx_seq++;
-  if (urtp_sock_sendto(&ss->rtx_sock, out, (size_t)n, NULL, 0) < 0)
+  if (urtp_sock_sendto(&ss->rtx_sock, out, (size_t)n, (const struct sockaddr *)to,
+                       to ? urtp_addr_len(to) : 0) < 0)
     return RTX_ERROR;
   *bytes = (size_t)n;
   return RTX_SENT;
@@ -188,7 +193,8 @@ static bool known_receiver(urtp_sendstream_t *ss, uint32_t ssrc)
 
 /* The feedback packets of a verified compound: NACKs answered, key frame
  * requests passed on. Any thread taking RTCP. */
-static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
+static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len,
+                          const struct sockaddr_storage *from)
 {
   urtp_rtcp_iter_t it;
   urtp_rtcp_pkt_t p;
@@ -209,6 +215,15 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
   uint64_t hold = rtt > 0 ? (uint64_t)rtt / 2 : 10000000ull;
   hold = hold < 1000000ull ? 1000000ull : hold > 1000000000ull ? 1000000000ull : hold;
   uint64_t budget = (uint64_t)rate;
+  /* with clients, the repair goes to the one that asked (none: nowhere) */
+  struct sockaddr_storage dest;
+  const struct sockaddr_storage *to = NULL;
+  bool clients = false;
+  pthread_mutex_lock(&ss->clients_lock);
+  clients = ss->clients_on;
+  pthread_mutex_unlock(&ss->clients_lock);
+  if (clients && sendstream_clients_nack_dest(ss, from, &dest))
+    to = &dest;
 
   pthread_mutex_lock(&ss->rtx_lock);
   urtp_rtcp_iter_init(&it, buf, len);
@@ -225,7 +240,7 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
           if (i >= 0 && !(blp & (1u << i)))
             continue;
           asked++;
-          if (!ss->have_hist || !ss->have_rtx_sock) {
+          if (!ss->have_hist || !ss->have_rtx_sock || (clients && !to)) {
             counts[RTX_MISSING]++;
             continue;
           }
@@ -234,7 +249,7 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
             continue;
           }
           size_t n = 0;
-          counts[retransmit(ss, (uint16_t)(pid + i + 1), now, hold, budget, &n)]++;
+          counts[retransmit(ss, (uint16_t)(pid + i + 1), now, hold, budget, to, &n)]++;
           bytes += n;
         }
       }
@@ -286,6 +301,8 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len)
     ss->st.keyframe_requests += keyframe >= 0;
     pthread_mutex_unlock(&ss->stats_lock);
   }
+  if (to && counts[RTX_SENT])
+    sendstream_clients_count_rtx(ss, to, counts[RTX_SENT], bytes);
   /* outside every lock: the callback may push an event upstream */
   if (keyframe >= 0 && ss->cfg.keyframe)
     ss->cfg.keyframe(ss->cfg.user, keyframe == 1);
@@ -309,7 +326,7 @@ static bool sr_sent(const urtp_sendstream_t *ss, uint32_t lsr)
  * -EBADMSG, or -EPERM when it was not trusted (plain RTCP from an address
  * that is none of our receivers'). */
 static int take_rtcp(urtp_sendstream_t *ss, uint8_t *buf, size_t len, uint64_t arrival_ntp,
-                     bool trusted)
+                     bool trusted, const struct sockaddr_storage *from)
 {
   if (!trusted && !ss->secure) {
     /* plain RTCP from where no receiver of ours is: anyone's forgery */
@@ -362,21 +379,21 @@ static int take_rtcp(urtp_sendstream_t *ss, uint8_t *buf, size_t len, uint64_t a
       ss->st.rr_ssrc = rep->sr.ssrc;
       ss->st.rr = *b;
       ss->st.rtt_ns = urtp_rtcp_rtt(arrival_ntp, b->lsr, b->dlsr);
-      note_receiver(&ss->st, rep->sr.ssrc, b, ss->st.rtt_ns, arrival_ntp);
+      note_receiver(&ss->st, rep->sr.ssrc, b, ss->st.rtt_ns, arrival_ntp, from);
     }
   }
   for (unsigned i = 0; i < info.nbyes; i++)
     forget_receiver(&ss->st, info.byes[i]);
   pthread_mutex_unlock(&ss->stats_lock);
   if (info.feedback)
-    take_feedback(ss, buf, len);
+    take_feedback(ss, buf, len, from);
   return ours;
 }
 
 int urtp_sendstream_push_rtcp(urtp_sendstream_t *ss, uint8_t *buf, size_t len,
                               uint64_t arrival_ntp)
 {
-  int r = take_rtcp(ss, buf, len, arrival_ntp, true);
+  int r = take_rtcp(ss, buf, len, arrival_ntp, true, NULL);
   return r < 0 ? r : 0;
 }
 
@@ -398,7 +415,9 @@ static void rtcp_report_now(urtp_sendstream_t *ss, uint64_t mono, bool bye)
   else if (bye)
     /* stopping, the clock no longer running: the BYE still goes */
     len = urtp_sendstream_rtcp_report(ss, 0, 0, true, buf, sizeof buf);
-  if (len > 0)
+  if (len > 0 && sendstream_clients_report(ss, ss->rtcp.io, buf, (size_t)len) >= 0)
+    urtp_rtcpio_sent(ss->rtcp.io, (size_t)len, mono); /* to the clients */
+  else if (len > 0)
     urtp_rtcpio_send(ss->rtcp.io, buf, (size_t)len, mono);
   else
     urtp_rtcpio_skip(ss->rtcp.io, mono);
@@ -407,9 +426,14 @@ static void rtcp_report_now(urtp_sendstream_t *ss, uint64_t mono, bool bye)
 /* Whether RTCP from `from` may speak for a receiver: it comes from the
  * host our media goes to (from another port maybe: rtpbin reports from
  * its own socket), or our media goes to a group, whose members may be
- * anywhere (SRTCP is then the only way to know them). */
-static bool rtcp_trusted(const urtp_rtcpio_t *io, const struct sockaddr_storage *from)
+ * anywhere (SRTCP is then the only way to know them). With clients: the
+ * host of one of them. */
+static bool rtcp_trusted(urtp_sendstream_t *ss, const urtp_rtcpio_t *io,
+                         const struct sockaddr_storage *from)
 {
+  bool trusted;
+  if (from && sendstream_clients_trust(ss, from, &trusted))
+    return trusted;
   if (!from || !io->dest_len || urtp_addr_is_multicast(&io->dest))
     return true;
   return urtp_addr_same_host(from, &io->dest);
@@ -431,7 +455,8 @@ static void *rtcp_thread(void *arg)
     int n = urtp_rtcpio_recv(io, (int)(wait > 1000 ? 1000 : wait));
     for (int i = 0; i < n; i++) {
       const urtp_dgram_t *d = &io->rx.dgrams[i];
-      if (take_rtcp(ss, d->data, d->len, urtp_ntp_now(), rtcp_trusted(io, d->from)) > 0 &&
+      if (take_rtcp(ss, d->data, d->len, urtp_ntp_now(), rtcp_trusted(ss, io, d->from),
+                    d->from) > 0 &&
           ss->rtcp.on_rr)
         ss->rtcp.on_rr(ss->rtcp.user);
     }

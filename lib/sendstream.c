@@ -60,7 +60,7 @@ static void meter_advance(meter_t *m, int64_t t)
     m->slot = slot;
 }
 
-static void meter_add(meter_t *m, uint64_t bytes, int64_t t)
+void sendstream_meter_add(meter_t *m, uint64_t bytes, int64_t t)
 {
   if (m->first < 0) {
     m->first = t;
@@ -89,59 +89,16 @@ uint64_t sendstream_meter_rate(meter_t *m, int64_t t)
   return (uint64_t)((unsigned __int128)sum * 8 * NS_PER_S / (uint64_t)span);
 }
 
-/* Adds a finished send of b (urtp_sock_send's result r, `reported` ICMP
- * error reports among tx_errors) to the counters. Packets the kernel did
- * not take count as send errors, and so do the reports; only the former
- * make a failure that can end the stream. Runs where the send ran.
- * Returns 0, -EINTR or -ETIMEDOUT. */
-static int account(urtp_sendstream_t *ss, const urtp_batch_t *b, int r, uint64_t reported)
-{
-  const urtp_sock_t *s = ss->sock;
-  size_t npkts = b->npkts;
-  size_t sent = r == -EINTR ? s->tx_sent : r < 0 ? 0 : (size_t)r < npkts ? (size_t)r : npkts;
-  uint64_t bytes = 0, unsent = npkts - sent;
-  int ret = 0;
-  /* the packets sent are always the first ones */
-  for (size_t i = 0; i < sent; i++)
-    bytes += b->pkts[i].len;
-
-  pthread_mutex_lock(&ss->stats_lock);
-  ss->st.packets += sent;
-  ss->st.bytes += bytes;
-  meter_add(&ss->sent_meter, bytes, now_ns());
-  ss->st.syscalls = s->tx_syscalls;
-  ss->st.send_messages = s->tx_msgs;
-  ss->st.tx_mode = s->tx_mode;
-  if (r == -EINTR) {
-    ss->st.interrupts++;
-    ret = -EINTR;
-  } else {
-    ss->st.send_errors += unsent ? (unsent > reported ? unsent : reported) : reported;
-    if (unsent) {
-      int64_t now = now_ns();
-      ss->st.last_error = r < 0 ? -r : EIO;
-      if (!ss->fail_since)
-        ss->fail_since = now;
-      if (now - ss->fail_since >= ss->cfg.fail_timeout_ns)
-        ret = -ETIMEDOUT;
-    } else {
-      if (reported)
-        ss->st.last_error = ECONNREFUSED;
-      ss->fail_since = 0;
-    }
-  }
-  pthread_mutex_unlock(&ss->stats_lock);
-  return ret;
-}
-
-/* The send thread's report of one batch. */
-static void sender_done(void *user, const urtp_batch_t *b, int r, uint64_t reported)
+/* The send thread's send of one batch, to every copy of the fan-out. */
+static void thread_send(void *user, const urtp_batch_t *b)
 {
   urtp_sendstream_t *ss = user;
-  int e = account(ss, b, r, reported);
+  size_t copy = 0, off = 0;
+  int e = sendstream_send_out(ss, b, &copy, &off);
   if (e == -EINTR) {
     ss->int_batch = b;
-    ss->int_off = ss->sock->tx_sent;
+    ss->int_copy = copy;
+    ss->int_off = off;
     atomic_store(&ss->interrupted, true);
   } else if (e < 0) {
     atomic_store(&ss->thread_err, e);
@@ -191,6 +148,7 @@ static bool take_interrupted(urtp_sendstream_t *ss)
   ss->tail = true;
   ss->tail_set = ss->cur ^ 1;
   ss->tail_batch = ss->int_batch;
+  ss->tail_copy = ss->int_copy;
   ss->tail_off = ss->int_off;
   return true;
 }
@@ -210,17 +168,9 @@ static int wait_in_flight(urtp_sendstream_t *ss)
 /* Sends the tail inline (nothing is in flight). Done: its set is free. */
 static int send_tail(urtp_sendstream_t *ss)
 {
-  urtp_batch_t view = *ss->tail_batch;
-  view.pkts += ss->tail_off;
-  view.npkts -= ss->tail_off;
-  uint64_t e0 = ss->sock->tx_errors;
-  int r = urtp_sock_send(ss->sock, &view);
-  size_t sent = ss->sock->tx_sent;
-  r = account(ss, &view, r, ss->sock->tx_errors - e0);
-  if (r == -EINTR) {
-    ss->tail_off += sent;
+  int r = sendstream_send_out(ss, ss->tail_batch, &ss->tail_copy, &ss->tail_off);
+  if (r == -EINTR)
     return r;
-  }
   ss->tail = false;
   if (r == 0)
     set_done(ss, ss->tail_set);
@@ -385,6 +335,9 @@ static void pacing_update(urtp_sendstream_t *ss)
     if (by_factor > rate)
       rate = by_factor;
   }
+  /* the rate is a client's: every copy goes through the one pacer */
+  if (ss->fan_on && ss->nfan > 1)
+    rate *= ss->nfan;
   /* small changes of a measured rate are not worth the lock */
   bool rate_moved = rate != cur && (rate == 0 || cur == 0 || rate > cur + cur / 64 ||
                                     rate < cur - cur / 64);
@@ -452,6 +405,8 @@ int urtp_sendstream_flush(urtp_sendstream_t *ss)
       return r;
     }
   }
+  /* nothing in flight: the clients' changes may take effect */
+  sendstream_fan_apply(ss);
   const urtp_batch_t *out = ss->out;
   if (!out)
     return 0;
@@ -467,15 +422,14 @@ int urtp_sendstream_flush(urtp_sendstream_t *ss)
     return 0;
   }
 
-  uint64_t e0 = ss->sock->tx_errors;
-  r = urtp_sock_send(ss->sock, out);
-  size_t sent = ss->sock->tx_sent;
-  r = account(ss, out, r, ss->sock->tx_errors - e0);
+  size_t copy = 0, off = 0;
+  r = sendstream_send_out(ss, out, &copy, &off);
   if (r == -EINTR) {
     ss->tail = true;
     ss->tail_set = ss->cur;
     ss->tail_batch = out;
-    ss->tail_off = sent;
+    ss->tail_copy = copy;
+    ss->tail_off = off;
     return r;
   }
   if (r == 0)
@@ -583,12 +537,14 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
   pthread_mutex_init(&ss->pacing_lock, NULL);
   pthread_mutex_init(&ss->srtcp_lock, NULL);
   pthread_mutex_init(&ss->rtx_lock, NULL);
+  sendstream_clients_init(ss);
   if (urtp_pacer_init(&ss->pacer, 0, 0) < 0) {
     pthread_mutex_destroy(&ss->ps_lock);
     pthread_mutex_destroy(&ss->stats_lock);
     pthread_mutex_destroy(&ss->pacing_lock);
     pthread_mutex_destroy(&ss->srtcp_lock);
     pthread_mutex_destroy(&ss->rtx_lock);
+    sendstream_clients_free(ss);
     free(ss);
     return -ENOMEM;
   }
@@ -637,7 +593,7 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
     goto fail;
   /* no thread to be had (a process at its limit): send inline, which is
    * correct, only slower; stats tell */
-  if (cfg->send_thread && (r = urtp_sendthread_start(&ss->sender, sock, sender_done, ss)) < 0) {
+  if (cfg->send_thread && (r = urtp_sendthread_start_fn(&ss->sender, thread_send, ss)) < 0) {
     ss->st.send_thread_error = r;
     ss->cfg.send_thread = false;
     ss->sender = NULL;
@@ -688,6 +644,7 @@ void urtp_sendstream_free(urtp_sendstream_t *ss)
   pthread_mutex_destroy(&ss->pacing_lock);
   pthread_mutex_destroy(&ss->srtcp_lock);
   pthread_mutex_destroy(&ss->rtx_lock);
+  sendstream_clients_free(ss);
   free(ss);
 }
 
@@ -951,7 +908,7 @@ int urtp_sendstream_push(urtp_sendstream_t *ss, const uint8_t *data, size_t len,
   }
   /* the stream's bitrate, by its own clock where it has one */
   ss->media_now = time_ns >= 0 ? time_ns : now_ns();
-  meter_add(&ss->media_meter, len, ss->media_now);
+  sendstream_meter_add(&ss->media_meter, len, ss->media_now);
   if (ss->fmt.codec == URTP_CODEC_OPUS)
     return push_opus(ss, data, len, ts, flags, hold);
 
@@ -1050,6 +1007,9 @@ void urtp_sendstream_get_stats(urtp_sendstream_t *ss, urtp_sendstream_stats_t *o
   *out = ss->st;
   out->bitrate = sendstream_meter_rate(&ss->sent_meter, now_ns());
   pthread_mutex_unlock(&ss->stats_lock);
+  pthread_mutex_lock(&ss->clients_lock);
+  out->nclients = (unsigned)ss->nclients;
+  pthread_mutex_unlock(&ss->clients_lock);
   out->pacing_rate = __atomic_load_n(&ss->pacer.rate, __ATOMIC_RELAXED) * 8;
   out->pacing_waits = ps.waits;
   out->pacing_waited_ns = ps.waited_ns;

@@ -134,12 +134,32 @@ struct urtp_sendstream {
   atomic_int thread_err;          /* sticky -ETIMEDOUT from the thread */
 
   /* An interrupted send keeps what it did not send: packets tail_off on of
-   * tail_batch (of set tail_set) go out first at the next flush or drain,
-   * or are given up by drop. */
+   * tail_batch (of set tail_set), to copy tail_copy of the fan-out and the
+   * copies after it, go out first at the next flush or drain, or are given
+   * up by drop. */
   bool tail;
   unsigned tail_set;
   const urtp_batch_t *tail_batch;
-  size_t tail_off;
+  size_t tail_off, tail_copy;
+  size_t int_copy;                /* the thread's interrupted copy */
+
+  /* clients (sendfanout.c): the table under clients_lock, changed from
+   * any thread (gen counts the changes); present clients first, in the
+   * order added, then the gone ones kept for their statistics */
+  pthread_mutex_t clients_lock;
+  bool clients_on;                /* the table decides where media goes */
+  bool send_dups;
+  urtp_sendstream_client_t *clients;
+  size_t nclients, ngone, clients_cap;
+  atomic_uint clients_gen;
+  /* the fan-out in effect: one address per copy of each packet, taken
+   * from the table by the streaming thread at a flush with nothing in
+   * flight (the send thread reads it while a batch is) */
+  bool fan_on;                    /* clients_on, applied */
+  bool fan_connected;             /* one unicast copy: the socket's remote */
+  unsigned fan_gen;
+  struct sockaddr_storage *fan;
+  size_t nfan, fan_cap;
   /* the batch being built, through keys and protection, ready to send */
   const urtp_batch_t *out;
 
@@ -180,8 +200,34 @@ static inline int64_t now_ns(void)
   return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
 }
 
+/* sendfanout.c: sends b (from packet *off of copy *copy on) to every
+ * copy of the fan-out, or to the socket's remote without clients; counts
+ * it. Returns 0, -EINTR (*copy and *off say where to resume), or
+ * -ETIMEDOUT. */
+int sendstream_send_out(urtp_sendstream_t *ss, const urtp_batch_t *b, size_t *copy, size_t *off);
+/* Applies the table's changes to the fan-out (streaming thread, nothing in
+ * flight). Returns the copies per packet. */
+size_t sendstream_fan_apply(urtp_sendstream_t *ss);
+void sendstream_clients_init(urtp_sendstream_t *ss);
+void sendstream_clients_free(urtp_sendstream_t *ss);
+/* RTCP with clients (clients_lock inside): whether from is on a client's
+ * host (or a client is a group); sends a report to every client's RTCP
+ * address (returns how many took it, -1 without clients); the RTP
+ * address to answer a NACK from `from` at (false: none, or no clients:
+ * *to untouched) and counts rtx packets for it. */
+bool sendstream_clients_trust(urtp_sendstream_t *ss, const struct sockaddr_storage *from,
+                              bool *trusted);
+int sendstream_clients_report(urtp_sendstream_t *ss, urtp_rtcpio_t *io, const uint8_t *buf,
+                              size_t len);
+bool sendstream_clients_nack_dest(urtp_sendstream_t *ss, const struct sockaddr_storage *from,
+                                  struct sockaddr_storage *to);
+void sendstream_clients_count_rtx(urtp_sendstream_t *ss, const struct sockaddr_storage *to,
+                                  uint64_t packets, uint64_t bytes);
+
 /* Bits per second over the last second as of t (sendstream.c). */
 uint64_t sendstream_meter_rate(meter_t *m, int64_t t);
+/* Adds bytes sent at t (sendstream.c; stats_lock). */
+void sendstream_meter_add(meter_t *m, uint64_t bytes, int64_t t);
 /* With agreed keys (key_sync or zrtp): brings ctx, an SRTCP context (dir)
  * or the RTX one (OUTBOUND, ssrc the RTX SSRC), in line with them; false
  * while there are none (sendstream.c). */

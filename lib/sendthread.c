@@ -12,6 +12,7 @@ struct urtp_sendthread {
   pthread_cond_t cond;        /* job handed over, job done, or quit */
   urtp_sock_t *sock;
   urtp_sendthread_done_fn done;
+  urtp_sendthread_send_fn send;   /* instead of urtp_sock_send and done */
   void *user;
   const urtp_batch_t *job;    /* in flight; NULL when idle */
   bool quit;
@@ -29,10 +30,14 @@ static void *sender_main(void *arg)
     const urtp_batch_t *b = t->job;
     pthread_mutex_unlock(&t->lock);
 
-    uint64_t e0 = t->sock->tx_errors;
-    int r = urtp_sock_send(t->sock, b);
-    if (t->done)
-      t->done(t->user, b, r, t->sock->tx_errors - e0);
+    if (t->send) {
+      t->send(t->user, b);
+    } else {
+      uint64_t e0 = t->sock->tx_errors;
+      int r = urtp_sock_send(t->sock, b);
+      if (t->done)
+        t->done(t->user, b, r, t->sock->tx_errors - e0);
+    }
 
     pthread_mutex_lock(&t->lock);
     t->job = NULL;
@@ -42,7 +47,8 @@ static void *sender_main(void *arg)
   return NULL;
 }
 
-int urtp_sendthread_start(urtp_sendthread_t **out, urtp_sock_t *s, urtp_sendthread_done_fn done, void *user)
+static int start(urtp_sendthread_t **out, urtp_sock_t *s, urtp_sendthread_done_fn done,
+                 urtp_sendthread_send_fn send, void *user)
 {
   *out = NULL;
   urtp_sendthread_t *t = calloc(1, sizeof(*t));
@@ -50,6 +56,7 @@ int urtp_sendthread_start(urtp_sendthread_t **out, urtp_sock_t *s, urtp_sendthre
     return -ENOMEM;
   t->sock = s;
   t->done = done;
+  t->send = send;
   t->user = user;
   pthread_mutex_init(&t->lock, NULL);
   pthread_cond_init(&t->cond, NULL);
@@ -62,6 +69,17 @@ int urtp_sendthread_start(urtp_sendthread_t **out, urtp_sock_t *s, urtp_sendthre
   }
   *out = t;
   return 0;
+}
+
+int urtp_sendthread_start(urtp_sendthread_t **out, urtp_sock_t *s, urtp_sendthread_done_fn done,
+                          void *user)
+{
+  return start(out, s, done, NULL, user);
+}
+
+int urtp_sendthread_start_fn(urtp_sendthread_t **out, urtp_sendthread_send_fn send, void *user)
+{
+  return start(out, NULL, NULL, send, user);
 }
 
 static void wait_idle_locked(urtp_sendthread_t *t)

@@ -121,6 +121,20 @@ int urtp_sock_local_port(const urtp_sock_t *s);
  * tx_syscalls: they stand for the wait inside a blocking call. */
 int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b);
 
+/* As urtp_sock_send, to `to` (of the socket's family; a group gets the
+ * multicast settings the socket was opened with): one stream sent to
+ * several receivers. The socket should not be connected (a connected
+ * socket receives from its remote only). Returns as urtp_sock_send, or
+ * -EAFNOSUPPORT for an address of another family. */
+int urtp_sock_send_to(urtp_sock_t *s, const urtp_batch_t *b, const struct sockaddr_storage *to);
+
+/* Changes the remote: a unicast one is connected to (datagrams from it
+ * alone are received from then on), a group is only remembered; NULL
+ * dissolves the connection (datagrams from anyone, no remote). Not while
+ * a send is in flight. Returns 0, -EAFNOSUPPORT (another family) or
+ * -errno of connect. */
+int urtp_sock_set_remote(urtp_sock_t *s, const struct sockaddr_storage *to);
+
 /* One received datagram: valid until the next urtp_sock_recv on this rx. */
 typedef struct urtp_dgram {
   uint8_t *data;
@@ -191,6 +205,15 @@ const char *urtp_io_mode_name(urtp_io_mode_t m);
 /* Whether a and b name the same host (the IP address, ports aside; an
  * IPv4-mapped IPv6 address is its IPv4 address). NULL matches nothing. */
 bool urtp_addr_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
+/* Whether a and b are the same transport address: the same host (as
+ * above) and port. */
+bool urtp_addr_equal(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
+/* The port of a (0 for another family). */
+uint16_t urtp_addr_port(const struct sockaddr_storage *a);
+/* a as an address of family (AF_INET or AF_INET6) into *out: the same, or
+ * IPv4 to and from its IPv4-mapped IPv6 form. Returns 0 or -EAFNOSUPPORT. */
+int urtp_addr_to_family(const struct sockaddr_storage *a, int family,
+                        struct sockaddr_storage *out);
 /* Whether a is a multicast group. */
 bool urtp_addr_is_multicast(const struct sockaddr_storage *a);
 /* The length of a's family's sockaddr (0 for another family). */

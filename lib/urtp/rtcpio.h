@@ -94,6 +94,14 @@ bool urtp_rtcpio_due(urtp_rtcpio_t *io, uint64_t now);
  * bytes sent, 0 when there is nowhere to send yet, or -errno (counted). */
 int urtp_rtcpio_send(urtp_rtcpio_t *io, const uint8_t *buf, size_t len, uint64_t now);
 
+/* A report built for now was sent elsewhere (urtp_rtcpio_send_to): the
+ * schedule moves on as after urtp_rtcpio_send. */
+void urtp_rtcpio_sent(urtp_rtcpio_t *io, size_t len, uint64_t now);
+/* Sends to `to` instead of the destination, off the schedule (one report
+ * to several receivers). Returns as urtp_rtcpio_send; counted in sent. */
+int urtp_rtcpio_send_to(urtp_rtcpio_t *io, const uint8_t *buf, size_t len,
+                        const struct sockaddr_storage *to);
+
 /* Sends feedback (RFC 4585 immediate mode: a NACK, a PLI) at once, off
  * the schedule of the regular reports. Returns as urtp_rtcpio_send;
  * counted in feedback_sent. */

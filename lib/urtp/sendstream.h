@@ -205,6 +205,7 @@ typedef struct urtp_sendstream_receiver {
   int64_t rtt_ns;               /* from that block; -1: it carried no LSR */
   uint64_t last_ntp;            /* when it arrived (NTP format, our wall clock) */
   uint64_t reports;             /* blocks about this stream */
+  struct sockaddr_storage from; /* where it came from (ss_family 0: not known) */
 } urtp_sendstream_receiver_t;
 
 typedef struct urtp_sendstream_stats {
@@ -275,6 +276,11 @@ typedef struct urtp_sendstream_stats {
   uint64_t pli_received, fir_received, keyframe_requests;
   uint64_t keyframe_requests_unknown; /* PLIs and FIRs of receivers that never
                                  * reported on the stream: ignored */
+  /* fan-out (urtp_sendstream_add_client): clients now, and the packets
+   * and bytes handed to the kernel for all of them together (packets and
+   * bytes above count each packet once, as our sender reports do) */
+  unsigned nclients;
+  uint64_t packets_served, bytes_served;
 } urtp_sendstream_stats_t;
 
 /* Creates a stream sending on sock (opened with a remote; it must outlive
@@ -372,6 +378,63 @@ void urtp_sendstream_set_pacing(urtp_sendstream_t *ss, uint64_t rate_bps, double
  * last whole second the sends waited for the pacer more than 95% of the
  * time (the stream's input is then held back by the pacer). Any thread. */
 bool urtp_sendstream_pacing_behind(urtp_sendstream_t *ss);
+
+/* Clients: one stream to several receivers, as multiudpsink does it.
+ *
+ * Until one of these calls, the stream sends to its socket's remote. From
+ * the first one on, the table of clients decides: each packet is made and
+ * protected once and handed to the kernel once per client (per addition
+ * of that client with send_duplicates, the default), each client in GSO
+ * runs of its own. With one unicast client the socket is connected to it
+ * (the fast path: what a stream without clients does); with several, or a
+ * group, it is not, and any address may send to the RTP port (RTCP
+ * multiplexed with RTP is then taken as from anyone: see the trust rules).
+ * Changes take effect at the next flush (the batch in flight keeps its
+ * clients), so adding or removing one loses nothing for the others.
+ *
+ * RTCP: with clients, our reports go to each client's rtcp address, and
+ * compounds are taken from the hosts of the clients (from anywhere when one
+ * is a group); a NACK is answered to the client it came from (the one
+ * whose RTCP or RTP address it came from, else the first on its host). A
+ * client that cannot be reached is counted (its send_errors); it never
+ * ends the stream (-ETIMEDOUT applies to a stream without clients or with
+ * one). Pacing with clients paces every copy: the rate set is per client.
+ *
+ * Addresses are of the socket's family; an IPv4 address on an IPv6 socket
+ * is taken as its mapped form. Any thread. */
+typedef struct urtp_sendstream_client {
+  struct sockaddr_storage addr; /* RTP goes here */
+  struct sockaddr_storage rtcp; /* our reports (ss_family 0: none) */
+  unsigned adds;                /* times added and not removed; 0: gone
+                                 * (kept for its statistics) */
+  uint64_t packets, bytes;      /* RTP packets the kernel took for it */
+  uint64_t send_errors;         /* packets it refused */
+  uint64_t rtx_packets;         /* retransmissions answering its NACKs */
+  int64_t added_ns, removed_ns; /* CLOCK_REALTIME; removed_ns 0: present */
+} urtp_sendstream_client_t;
+
+/* Adds a client (again: one more addition). Returns the additions it now
+ * has, -EAFNOSUPPORT (an address the socket cannot send to), -EINVAL (no
+ * port) or -ENOMEM. */
+int urtp_sendstream_add_client(urtp_sendstream_t *ss, const struct sockaddr_storage *addr,
+                               const struct sockaddr_storage *rtcp);
+/* Takes one addition back; at none the client is gone. Returns the
+ * additions left, or -ENOENT for an address that is no client. */
+int urtp_sendstream_remove_client(urtp_sendstream_t *ss, const struct sockaddr_storage *addr);
+/* Removes every client (the stream then sends to no one). */
+void urtp_sendstream_clear_clients(urtp_sendstream_t *ss);
+/* Whether a client added several times gets a copy per addition (the
+ * default) or one. */
+void urtp_sendstream_set_send_duplicates(urtp_sendstream_t *ss, bool dups);
+/* One client's entry (present or gone, the latest URTP_SENDSTREAM_GONE_KEPT
+ * gone ones are kept): 0, or -ENOENT. */
+int urtp_sendstream_get_client(urtp_sendstream_t *ss, const struct sockaddr_storage *addr,
+                               urtp_sendstream_client_t *out);
+/* The present clients, in the order added: copies up to max of them into
+ * out (may be NULL) and returns how many there are. */
+size_t urtp_sendstream_get_clients(urtp_sendstream_t *ss, urtp_sendstream_client_t *out,
+                                   size_t max);
+#define URTP_SENDSTREAM_GONE_KEPT 64
 
 /* RTCP (rtcp.h). Our sender report into buf: an SR whose NTP time `ntp`
  * corresponds to RTP timestamp `rtp_ts` (the caller maps its clock; for

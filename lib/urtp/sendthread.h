@@ -40,6 +40,12 @@ typedef void (*urtp_sendthread_done_fn)(void *user, const urtp_batch_t *b, int r
 int urtp_sendthread_start(urtp_sendthread_t **out, urtp_sock_t *s, urtp_sendthread_done_fn done,
                       void *user);
 
+/* The same with a sending function of the caller's, which the thread
+ * calls once per batch instead of urtp_sock_send and done (one batch to
+ * several receivers, say); the caller keeps its own socket rules. */
+typedef void (*urtp_sendthread_send_fn)(void *user, const urtp_batch_t *b);
+int urtp_sendthread_start_fn(urtp_sendthread_t **out, urtp_sendthread_send_fn send, void *user);
+
 /* Waits until the previous batch is sent, then hands b to the thread.
  * b must stay unchanged until the next submit or wait returns. */
 void urtp_sendthread_submit(urtp_sendthread_t *t, const urtp_batch_t *b);

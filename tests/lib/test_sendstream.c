@@ -22,7 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <netinet/in.h>
+
 #include "tap.h"
+#include "urtp/bytes.h"
 #include "urtp/depay.h"
 #include "urtp/net.h"
 #include "urtp/params.h"
@@ -1672,10 +1675,174 @@ static void test_rtcp_receivers(void)
   link_close(&l);
 }
 
+/* ---- clients (fan-out) ------------------------------------------------------ */
+
+static struct sockaddr_storage addr_of(const urtp_sock_t *s)
+{
+  struct sockaddr_storage a;
+  socklen_t l = sizeof a;
+  getsockname(s->fd, (struct sockaddr *)&a, &l);
+  return a;
+}
+
+/* Every datagram of a client's socket into rxl (after rx_reset). */
+static size_t take_all(link_t *l)
+{
+  rx_reset();
+  rx_collect(l, 0, 200);
+  return rxl.n;
+}
+
+static bool rtcp_clock(void *user, uint64_t *ntp, uint32_t *ts)
+{
+  (void)user;
+  *ntp = urtp_ntp_now();
+  *ts = 0;
+  return true;
+}
+
+/* One stream to clients A, B and C (real sockets): each gets every packet
+ * of its time as a client, byte for byte, packetized once (the stream's
+ * packets count each once, packets_served each copy); removing A and adding
+ * C loses nothing for B; B added twice gets two copies, one again without
+ * send_duplicates. A NACK from B's RTCP socket is answered to B alone, and
+ * our reports go to every client's RTCP address. `thread`: on the send
+ * thread. */
+static void run_fanout(bool thread)
+{
+  link_t a, b, c;
+  REQUIRE(link_open(&a, URTP_IO_GSO, 4 << 20) == 0);
+  REQUIRE(link_open(&b, URTP_IO_GSO, 4 << 20) == 0);
+  REQUIRE(link_open(&c, URTP_IO_GSO, 4 << 20) == 0);
+  urtp_rtcpio_t brtcp;             /* B's RTCP socket */
+  urtp_rtcpio_config_t bc = { .bind_addr = "127.0.0.1" };
+  REQUIRE(urtp_rtcpio_open(&brtcp, &bc, 0) == 0);
+  struct sockaddr_storage aa = addr_of(&a.rx), ba = addr_of(&b.rx), ca = addr_of(&c.rx),
+                          br = addr_of(&brtcp.sock);
+  urtp_sendstream_config_t cfg = base_cfg(&h265_au);
+  cfg.send_thread = thread;
+  cfg.rtx = true;
+  cfg.rtx_pt = 97;
+  urtp_sendstream_t *ss;
+  /* the sending socket is a.tx, connected to A at first */
+  REQUIRE(urtp_sendstream_new(&ss, &a.tx, &cfg) == 0);
+  CHECK_EQ(urtp_sendstream_add_client(ss, &aa, NULL), 1);
+  CHECK_EQ(urtp_sendstream_add_client(ss, &ba, &br), 1);
+  struct sockaddr_storage bad = aa;
+  ((struct sockaddr_in *)&bad)->sin_port = 0;
+  CHECK_EQ(urtp_sendstream_add_client(ss, &bad, NULL), -EINVAL);
+  CHECK_EQ(urtp_sendstream_remove_client(ss, &ca), -ENOENT);
+
+  au_t aus[24];
+  size_t n = gop(aus, 24, 11);
+  size_t per[3] = { 0 };            /* packets of each part */
+  uint64_t p0 = 0;
+  for (size_t part = 0; part < 3; part++) {
+    for (size_t i = part * 8; i < part * 8 + 8; i++) {
+      CHECK(urtp_sendstream_push(ss, aus[i].hold.data, aus[i].hold.len, (uint32_t)(i * 3000),
+                                 (int64_t)i * 33333333, 0, &aus[i].hold) > 0);
+      CHECK_EQ(urtp_sendstream_flush(ss), 0);
+    }
+    CHECK_EQ(urtp_sendstream_drain(ss), 0);
+    urtp_sendstream_stats_t st;
+    urtp_sendstream_get_stats(ss, &st);
+    per[part] = st.packets - p0;
+    p0 = st.packets;
+    if (part == 0) {
+      /* A and B: every access unit, whole */
+      CHECK_EQ(take_all(&a), per[0]);
+      CHECK_EQ(check_headers(SEQ0), 8);
+      check_aus(URTP_CODEC_H265, aus, 8, NULL);
+      CHECK_EQ(take_all(&b), per[0]);
+      check_aus(URTP_CODEC_H265, aus, 8, NULL);
+      CHECK_EQ(take_all(&c), 0);
+      CHECK(st.packets_served == 2 * st.packets);
+      CHECK_EQ(st.nclients, 2);
+      /* C comes, A goes, B twice */
+      CHECK_EQ(urtp_sendstream_add_client(ss, &ca, NULL), 1);
+      CHECK_EQ(urtp_sendstream_remove_client(ss, &aa), 0);
+      CHECK_EQ(urtp_sendstream_add_client(ss, &ba, NULL), 2);
+    } else if (part == 1) {
+      CHECK_EQ(take_all(&a), 0);
+      CHECK_EQ(take_all(&c), per[1]);
+      CHECK_EQ(check_headers((uint16_t)(SEQ0 + per[0])), 8);
+      check_aus(URTP_CODEC_H265, aus + 8, 8, NULL);
+      CHECK_EQ(take_all(&b), 2 * per[1]);   /* two copies of each */
+      urtp_sendstream_set_send_duplicates(ss, false);
+    } else {
+      CHECK_EQ(take_all(&b), per[2]);
+      check_aus(URTP_CODEC_H265, aus + 16, 8, NULL);
+      CHECK_EQ(take_all(&c), per[2]);
+    }
+  }
+  urtp_sendstream_client_t cl[4];
+  CHECK_EQ(urtp_sendstream_get_clients(ss, cl, 4), 2);
+  CHECK(urtp_addr_equal(&cl[0].addr, &ba) && cl[0].adds == 2);
+  CHECK(cl[0].packets == per[0] + 2 * per[1] + per[2]);
+  CHECK(urtp_addr_equal(&cl[1].addr, &ca) && cl[1].packets == per[1] + per[2]);
+  urtp_sendstream_client_t ga;
+  REQUIRE(urtp_sendstream_get_client(ss, &aa, &ga) == 0);
+  CHECK(ga.adds == 0 && ga.packets == per[0] && ga.removed_ns >= ga.added_ns && ga.added_ns > 0);
+
+  /* RTCP: the stream's socket for it, our reports to B's RTCP address */
+  urtp_rtcpio_t sio;
+  urtp_rtcpio_config_t sc = { .bind_addr = "127.0.0.1", .we_send = true, .early_first = true };
+  REQUIRE(urtp_rtcpio_open(&sio, &sc, 0) == 0);
+  REQUIRE(urtp_sendstream_rtcp_start(ss, &sio, rtcp_clock, NULL, NULL) == 0);
+  REQUIRE(urtp_rtcpio_recv(&brtcp, 2000) >= 1);
+  CHECK_EQ(brtcp.rx.dgrams[0].data[1], URTP_RTCP_SR);
+  struct sockaddr_storage from = *brtcp.rx.dgrams[0].from;
+  /* B asks for the last access unit's first packet, from its RTCP socket */
+  uint16_t last = (uint16_t)(SEQ0 + p0 - 3);
+  uint8_t buf[128];
+  urtp_rtcp_writer_t w;
+  urtp_rtcp_writer_init(&w, buf, sizeof buf);
+  urtp_rtcp_block_t blk = { .ssrc = SSRC };
+  urtp_rtcp_write_rr(&w, 0xb0b, &blk, 1);
+  urtp_rtcp_write_nack(&w, 0xb0b, SSRC, &last, 1);
+  REQUIRE(w.err == 0);
+  CHECK_EQ(urtp_sock_sendto(&brtcp.sock, buf, w.len, (struct sockaddr *)&from,
+                            urtp_addr_len(&from)), (int)w.len);
+  rx_reset();
+  rx_collect(&b, 1, 2000);
+  REQUIRE(rxl.n == 1);
+  urtp_rtp_pkt_t rp;
+  REQUIRE(urtp_rtp_parse(rxl.d[0].p, rxl.d[0].len, &rp) == 0);
+  CHECK_EQ(rp.hdr.pt, 97);
+  CHECK_EQ(urtp_rd16(rp.payload), last);
+  CHECK_EQ(take_all(&c), 0);        /* only B asked */
+  CHECK_EQ(take_all(&a), 0);
+  urtp_sendstream_rtcp_stop(ss, false);
+  REQUIRE(urtp_sendstream_get_client(ss, &ba, &cl[0]) == 0);
+  CHECK_EQ(cl[0].rtx_packets, 1);
+  urtp_sendstream_stats_t st;
+  urtp_sendstream_get_stats(ss, &st);
+  CHECK_EQ(st.rtx_packets, 1);
+  REQUIRE(st.nreceivers == 1);
+  CHECK(urtp_addr_equal(&st.receivers[0].from, &br));
+
+  urtp_sendstream_clear_clients(ss);
+  CHECK_EQ(urtp_sendstream_get_clients(ss, NULL, 0), 0);
+  urtp_sendstream_free(ss);
+  for (size_t i = 0; i < n; i++)
+    au_free(&aus[i]);
+  rx_reset();
+  urtp_rtcpio_close(&sio);
+  urtp_rtcpio_close(&brtcp);
+  link_close(&a);
+  link_close(&b);
+  link_close(&c);
+}
+
+static void test_fanout_inline(void) { run_fanout(false); }
+static void test_fanout_thread(void) { run_fanout(true); }
+
 int main(void)
 {
   pusher = pthread_self();
   TAP_RUN(test_au_inline_gso);
+  TAP_RUN(test_fanout_inline);
+  TAP_RUN(test_fanout_thread);
   TAP_RUN(test_au_paced_inline);
   TAP_RUN(test_au_paced_thread);
   TAP_RUN(test_au_paced_mmsg);
