@@ -146,6 +146,7 @@ GST_DEBUG_CATEGORY (gst_uvgrtp_sink_debug);
 #define DEFAULT_RTX_MAX_SIZE_PACKETS URTP_HISTORY_PACKETS
 #define DEFAULT_MIN_FORCE_KEY_UNIT_INTERVAL URTP_SENDSTREAM_KEYFRAME_INTERVAL
 #define DEFAULT_SDP_FILE          NULL
+#define DEFAULT_SEND_DUPLICATES   TRUE
 
 /* The smallest MTU rtpbasepayload accepts; below URTP_PAY_MIN_MTU the
  * payload formats themselves refuse it, with an error naming the property. */
@@ -185,6 +186,11 @@ enum
   PROP_STATS,
   PROP_SDP,
   PROP_SDP_FILE,
+  PROP_CLIENTS,
+  PROP_SEND_DUPLICATES,
+  PROP_BYTES_SERVED,
+  PROP_SEQNUM,
+  PROP_TIMESTAMP,
   /* GST_UVGRTP_N_PROPS shared ids from here on (gstuvgrtpprops.h) */
   PROP_SHARED_FIRST,
 };
@@ -251,7 +257,9 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    *
    * Address or name of the receiver (unicast or multicast, IPv4 or IPv6).
    * Resolved when the element starts; a name that does not resolve is an
-   * error naming this property.
+   * error naming this property. Like udpsink's, host and port are one of
+   * the #GstUvgRtpSink:clients: a change, also while playing, takes the
+   * old pair out and puts the new one in, from the next access unit on.
    */
   g_object_class_install_property (gobject_class, PROP_HOST,
       g_param_spec_string ("host", "Host",
@@ -260,7 +268,7 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
   /**
    * GstUvgRtpSink:port:
    *
-   * UDP port of the receiver, 1 to 65535.
+   * UDP port of the receiver, 1 to 65535 (see #GstUvgRtpSink:host).
    */
   g_object_class_install_property (gobject_class, PROP_PORT,
       g_param_spec_int ("port", "Port", "UDP port of the receiver",
@@ -588,6 +596,63 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
       g_param_spec_string ("sdp-file", "SDP file",
           "Path to write the session description to (NULL = none)",
           DEFAULT_SDP_FILE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:clients:
+   *
+   * Where the stream goes, as multiudpsink's: a comma-separated list of
+   * host:port pairs ([v6]:port for IPv6 addresses), unicast and multicast
+   * mixed; "host:port" several times gets that many copies with
+   * #GstUvgRtpSink:send-duplicates. Setting it replaces every client,
+   * #GstUvgRtpSink:host's too; reading it gives the clients now, host's
+   * included. Each packet is made and protected once for all of them; our
+   * RTCP goes to each one's port + 1 (#GstUvgRtpSink:rtcp-port when set,
+   * the port itself with rtcp-mux). An entry that is not host:port is an
+   * error at start naming this property. See also #GstUvgRtpSink::add.
+   */
+  g_object_class_install_property (gobject_class, PROP_CLIENTS,
+      g_param_spec_string ("clients", "Clients",
+          "A comma separated list of host:port pairs to send to", "",
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:send-duplicates:
+   *
+   * A client added more than once gets a copy of each packet per addition
+   * (as multiudpsink does), or with %FALSE one.
+   */
+  g_object_class_install_property (gobject_class, PROP_SEND_DUPLICATES,
+      g_param_spec_boolean ("send-duplicates", "Send duplicates",
+          "A client added several times gets a copy per addition",
+          DEFAULT_SEND_DUPLICATES, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:bytes-served:
+   *
+   * Bytes of RTP handed to the kernel for all clients together (SRTP tags
+   * included), as multiudpsink's.
+   */
+  g_object_class_install_property (gobject_class, PROP_BYTES_SERVED,
+      g_param_spec_uint64 ("bytes-served", "Bytes served",
+          "Total bytes sent to all clients", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:seqnum:
+   *
+   * The sequence number of the last packet made, as RTPBasePayload's.
+   */
+  g_object_class_install_property (gobject_class, PROP_SEQNUM,
+      g_param_spec_uint ("seqnum", "Sequence number",
+          "The RTP sequence number of the last packet made", 0, G_MAXUINT16,
+          0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:timestamp:
+   *
+   * The RTP timestamp of the last access unit (or Opus packet), as
+   * RTPBasePayload's.
+   */
+  g_object_class_install_property (gobject_class, PROP_TIMESTAMP,
+      g_param_spec_uint ("timestamp", "Timestamp",
+          "The RTP timestamp of the last access unit", 0, G_MAXUINT32, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  gst_uvgrtp_sink_install_clients (gobject_class);
   /* documented in gstuvgrtpstats.c */
   g_object_class_install_property (gobject_class, PROP_STATS,
       gst_uvgrtp_sink_stats_param_spec ());
@@ -645,6 +710,8 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->rtx_max_size_packets = DEFAULT_RTX_MAX_SIZE_PACKETS;
   self->min_force_key_unit_interval = DEFAULT_MIN_FORCE_KEY_UNIT_INTERVAL;
   self->sdp_file = g_strdup (DEFAULT_SDP_FILE);
+  self->send_duplicates = DEFAULT_SEND_DUPLICATES;
+  gst_uvgrtp_sink_clients_init (self);
   gst_uvgrtp_settings_init (&self->common, GST_UVGRTP_ROLE_SENDER);
 
   self->sock.fd = -1;
@@ -670,6 +737,7 @@ gst_uvgrtp_sink_finalize (GObject * object)
   g_free (self->bind_address);
   g_free (self->sdp_file);
   g_free (self->remote_ip);
+  gst_uvgrtp_sink_clients_finalize (self);
   gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
   gst_uvgrtp_zrtp_ctl_unref (self->zrtp_ctl);
   gst_uvgrtp_settings_clear (&self->common);
@@ -686,6 +754,8 @@ static GstStructure *
 build_stats (GstUvgRtpSink * self)
 {
   GstUvgRtpSinkStats v;
+  urtp_sendstream_client_t *clients = NULL;
+  GstStructure *st;
 
   memset (&v, 0, sizeof v);
   if (self->stream)
@@ -709,13 +779,27 @@ build_stats (GstUvgRtpSink * self)
   v.seqnum_offset = self->cur_seq_offset;
   v.timestamp_offset = self->cur_ts_offset;
   v.clock_rate = self->negotiated ? urtp_codec_clock_rate (self->codec) : 0;
+  v.pt = self->pt;
+  v.seqnum = (guint16) (v.st.next_seq - 1);
+  v.timestamp = self->last_rtptime;
+  v.running_time = self->last_running_time;
   v.send_mode = urtp_io_mode_name (v.st.tx_mode);
   /* the receivers' report times, NTP on our wall clock, go onto the
    * pipeline clock (the element's clock field: the lock is held) */
   v.now_ntp = urtp_ntp_from_unix_ns ((guint64) g_get_real_time () * 1000);
   v.now_clock = GST_ELEMENT_CLOCK (self) ?
       gst_clock_get_time (GST_ELEMENT_CLOCK (self)) : GST_CLOCK_TIME_NONE;
-  return gst_uvgrtp_sink_stats_to_structure (&v);
+  if (self->stream) {
+    guint n = (guint) urtp_sendstream_get_clients (self->stream, NULL, 0);
+
+    clients = g_new0 (urtp_sendstream_client_t, MAX (n, 1));
+    v.nclients = (guint) MIN (n, urtp_sendstream_get_clients (self->stream,
+            clients, n));
+    v.clients = clients;
+  }
+  st = gst_uvgrtp_sink_stats_to_structure (&v);
+  g_free (clients);
+  return st;
 }
 
 /* Where each property other than stats and sdp lives in the instance; its
@@ -761,7 +845,35 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstUvgRtpSink *self = GST_UVGRTP_SINK (object);
+  gchar *host;
+  gint port;
 
+  /* the destinations change under locks of their own */
+  switch (prop_id) {
+    case PROP_HOST:
+    case PROP_PORT:
+      GST_OBJECT_LOCK (self);
+      host = prop_id == PROP_HOST ? g_value_dup_string (value) :
+          g_strdup (self->host);
+      port = prop_id == PROP_PORT ? g_value_get_int (value) : self->port;
+      GST_OBJECT_UNLOCK (self);
+      gst_uvgrtp_sink_set_host_port (self, host, port);
+      g_free (host);
+      return;
+    case PROP_CLIENTS:
+      gst_uvgrtp_sink_set_clients (self, g_value_get_string (value));
+      return;
+    case PROP_SEND_DUPLICATES:
+      GST_OBJECT_LOCK (self);
+      self->send_duplicates = g_value_get_boolean (value);
+      if (self->stream)
+        urtp_sendstream_set_send_duplicates (self->stream,
+            self->send_duplicates);
+      GST_OBJECT_UNLOCK (self);
+      return;
+    default:
+      break;
+  }
   GST_OBJECT_LOCK (self);
   if (!gst_uvgrtp_props_set (object, &self->common, PROP_SHARED_FIRST,
           prop_field, prop_id, value))
@@ -802,9 +914,28 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
     return;
   }
 
+  if (prop_id == PROP_CLIENTS) {
+    g_value_take_string (value, gst_uvgrtp_sink_get_clients (self));
+    return;
+  }
   GST_OBJECT_LOCK (self);
   if (prop_id == PROP_SDP)
     g_value_take_string (value, gst_uvgrtp_sink_build_sdp (self));
+  else if (prop_id == PROP_SEND_DUPLICATES)
+    g_value_set_boolean (value, self->send_duplicates);
+  else if (prop_id == PROP_BYTES_SERVED || prop_id == PROP_SEQNUM) {
+    urtp_sendstream_stats_t st;
+
+    if (self->stream)
+      urtp_sendstream_get_stats (self->stream, &st);
+    else
+      st = self->last_stats;
+    if (prop_id == PROP_SEQNUM)
+      g_value_set_uint (value, (guint16) (st.next_seq - 1));
+    else
+      g_value_set_uint64 (value, st.bytes_served);
+  } else if (prop_id == PROP_TIMESTAMP)
+    g_value_set_uint (value, self->last_rtptime);
   else if (!gst_uvgrtp_props_get (object, &self->common, self->zrtp_ctl,
           PROP_SHARED_FIRST, prop_field, prop_id, value))
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -936,18 +1067,20 @@ static gboolean
 open_network (GstUvgRtpSink * self, const GstUvgRtpZrtpSettings * zs)
 {
   urtp_sock_config_t c;
-  gchar *host, *bind, *iface, remote[NI_MAXHOST];
-  gint port;
-  gboolean mux;
+  gchar *host = NULL, *bind, *iface, remote[NI_MAXHOST] = "";
+  gint port = 0;
+  guint nclients;
+  gboolean mux, any;
   int r;
 
   memset (&c, 0, sizeof c);
   GST_OBJECT_LOCK (self);
   mux = self->common.rtcp && self->common.rtcp_mux;
-  host = g_strdup (self->host);
+  /* the first client gives the socket its family and first remote; the
+   * stream's table of clients takes over from there */
+  any = gst_uvgrtp_sink_first_client (self, &host, &port, &nclients);
   bind = g_strdup (self->bind_address);
   iface = g_strdup (self->common.multicast_iface);
-  port = self->port;
   c.bind_port = (uint16_t) self->bind_port;
   c.ttl = self->ttl;
   c.ttl_mc = self->ttl_mc;
@@ -957,27 +1090,29 @@ open_network (GstUvgRtpSink * self, const GstUvgRtpZrtpSettings * zs)
   c.tx_mode = (urtp_io_mode_t) self->send_mode;
   GST_OBJECT_UNLOCK (self);
   c.bind_addr = bind && *bind ? bind : NULL;
-  c.remote_addr = host;
+  c.remote_addr = any ? host : NULL;
   c.remote_port = (uint16_t) port;
   c.multicast_iface = iface && *iface ? iface : NULL;
   /* ZRTP and RTCP read the socket datagram by datagram: no GRO */
   c.rx_mode = zs->enabled || mux ? URTP_IO_MMSG : URTP_IO_AUTO;
 
-  if (!host || !*host)
+  if (zs->enabled && nclients != 1)
+    goto zrtp_clients;
+  if (any && (!host || !*host))
     goto no_host;
-  if (port <= 0)
+  if (any && port <= 0)
     goto bad_port;
   r = urtp_sock_open (&self->sock, &c);
   if (r < 0)
     goto open_failed;
   self->sock_open = TRUE;
-  if (getnameinfo ((struct sockaddr *) &self->sock.remote,
+  if (!any || getnameinfo ((struct sockaddr *) &self->sock.remote,
           self->sock.remote_len, remote, sizeof remote, NULL, 0,
           NI_NUMERICHOST) != 0)
-    g_strlcpy (remote, host, sizeof remote);
-  GST_INFO_OBJECT (self, "sending to %s:%d (%s), send buffer %d bytes, "
-      "mode %s", remote, port, host, self->sock.sndbuf,
-      urtp_io_mode_name (self->sock.tx_mode));
+    g_strlcpy (remote, any ? host : "", sizeof remote);
+  GST_INFO_OBJECT (self, "sending to %s:%d (%s) and %u more, send buffer "
+      "%d bytes, mode %s", remote, port, host, nclients ? nclients - 1 : 0,
+      self->sock.sndbuf, urtp_io_mode_name (self->sock.tx_mode));
   GST_OBJECT_LOCK (self);
   g_free (self->remote_ip);
   self->remote_ip = g_strdup (remote);
@@ -1017,6 +1152,11 @@ bad_port:
   goto fail;
 open_failed:
   post_open_error (self, r, &c);
+  goto fail;
+zrtp_clients:
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+      ("ZRTP agrees keys with one receiver: %u clients (properties 'zrtp', "
+          "'host', 'clients')", nclients), (NULL));
   goto fail;
 zrtp_multicast:
   GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
@@ -1110,7 +1250,9 @@ start_rtcp (GstUvgRtpSink * self, urtp_sendstream_t * stream)
   bind = g_strdup (self->bind_address);
   rc.bind_addr = bind;
   rc.bind_port = (guint16) self->rtcp_bind_port;
-  rc.remote_addr = self->remote_ip;
+  /* with no client yet, reports go to the clients as they come */
+  rc.remote_addr = self->remote_ip && *self->remote_ip ? self->remote_ip :
+      NULL;
   rc.remote_port = (guint16) MIN (port, G_MAXUINT16);
   rc.we_send = true;
   /* receivers learn from it where NACKs and key frame requests go */
@@ -1233,6 +1375,19 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
           g_strerror (-st.send_thread_error));
   }
   explicit_bzero (key, sizeof key);
+  GST_OBJECT_LOCK (self);
+  urtp_sendstream_set_send_duplicates (stream, self->send_duplicates);
+  GST_OBJECT_UNLOCK (self);
+  if (!gst_uvgrtp_sink_clients_start (self, stream)) {
+    urtp_sendstream_free (stream);
+    if (self->zrtp_on) {
+      gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
+      self->zrtp_on = FALSE;
+    }
+    urtp_sock_close (&self->sock);
+    self->sock_open = FALSE;
+    return FALSE;
+  }
   start_rtcp (self, stream);
 
   GST_OBJECT_LOCK (self);
@@ -1297,6 +1452,8 @@ gst_uvgrtp_sink_stop (GstBaseSink * bsink)
     self->negotiated = FALSE;
     self->sdp_written_serial = 0;
     GST_OBJECT_UNLOCK (self);
+    /* an action on another thread may still be using it */
+    gst_uvgrtp_sink_clients_wait_idle (self);
     urtp_sendstream_free (stream);
   }
   if (self->sock_open) {

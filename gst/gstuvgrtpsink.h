@@ -32,6 +32,7 @@ G_BEGIN_DECLS
 typedef struct _GstUvgRtpSink GstUvgRtpSink;
 typedef struct _GstUvgRtpSinkClass GstUvgRtpSinkClass;
 typedef struct _GstUvgRtpSinkHold GstUvgRtpSinkHold;
+typedef struct _GstUvgRtpSinkClient GstUvgRtpSinkClient;
 
 struct _GstUvgRtpSink
 {
@@ -67,6 +68,15 @@ struct _GstUvgRtpSink
   guint rtx_max_size_packets;
   guint64 min_force_key_unit_interval;  /* ns */
   gchar *sdp_file;
+  gboolean send_duplicates;
+
+  /* the destinations as given (gstuvgrtpsinkclients.c): host and port are
+   * one of them; under the object lock. clients_busy counts callers using
+   * the stream outside the lock (stop() waits for none, clients_cond). */
+  GPtrArray *clients;           /* of GstUvgRtpSinkClient */
+  gchar *clients_error;         /* an entry of 'clients' not host:port */
+  guint clients_busy;
+  GCond clients_cond;
 
   /* The socket and the sending stream, from start() to stop(). The stream
    * pointer, and what start() sets for readers of stats and sdp, change
@@ -124,6 +134,30 @@ GType gst_uvgrtp_sink_get_type (void);
 gboolean gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps);
 gchar *gst_uvgrtp_sink_build_sdp (GstUvgRtpSink * self);
 gboolean gst_uvgrtp_sink_write_sdp (GstUvgRtpSink * self);
+
+/* gstuvgrtpsinkclients.c: host, port, clients and multiudpsink's actions
+ * and signals; the stream's clients at start (FALSE after posting an
+ * error). No lock held when called. */
+void gst_uvgrtp_sink_install_clients (GObjectClass * klass);
+void gst_uvgrtp_sink_clients_init (GstUvgRtpSink * self);
+void gst_uvgrtp_sink_clients_finalize (GstUvgRtpSink * self);
+void gst_uvgrtp_sink_set_clients (GstUvgRtpSink * self, const gchar * list);
+gchar *gst_uvgrtp_sink_get_clients (GstUvgRtpSink * self);
+void gst_uvgrtp_sink_set_host_port (GstUvgRtpSink * self, const gchar * host,
+    gint port);
+void gst_uvgrtp_sink_add (GstUvgRtpSink * self, const gchar * host, gint port);
+void gst_uvgrtp_sink_remove (GstUvgRtpSink * self, const gchar * host,
+    gint port);
+void gst_uvgrtp_sink_clear (GstUvgRtpSink * self);
+GstStructure *gst_uvgrtp_sink_get_stats (GstUvgRtpSink * self,
+    const gchar * host, gint port);
+gboolean gst_uvgrtp_sink_clients_start (GstUvgRtpSink * self,
+    urtp_sendstream_t * stream);
+void gst_uvgrtp_sink_clients_wait_idle (GstUvgRtpSink * self);
+/* The first client (host and port), for the socket's family and ZRTP's
+ * peer; FALSE: none. Object lock. */
+gboolean gst_uvgrtp_sink_first_client (GstUvgRtpSink * self, gchar ** host,
+    gint * port, guint * nclients);
 
 G_END_DECLS
 

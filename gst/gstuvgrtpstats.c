@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include <netdb.h>
+
 #include "gstuvgrtpstats.h"
 
 /* One field of a statistics structure: its name and GType, where its value
@@ -531,6 +533,16 @@ static const StatsField sink_fields[] = {
       "units added to every timestamp"),
   SINK (clock_rate, "clock-rate", G_TYPE_UINT, "Hz: the RTP clock (0 before "
       "caps)"),
+  SINK (pt, "pt", G_TYPE_UINT, "the payload type"),
+  SINK (seqnum, "seqnum", G_TYPE_UINT, "the last packet's sequence number"),
+  SINK (timestamp, "timestamp", G_TYPE_UINT, "the last access unit's RTP "
+      "timestamp"),
+  SINK (running_time, "running-time", G_TYPE_UINT64, "ns: the last access "
+      "unit's running time (GST_CLOCK_TIME_NONE: none yet)"),
+  SINK (st.packets_served, "packets-served", G_TYPE_UINT64, "RTP packets "
+      "handed to the kernel for all clients together"),
+  SINK (st.bytes_served, "bytes-served", G_TYPE_UINT64, "their bytes"),
+  SINK (nclients, "n-clients", G_TYPE_UINT, "clients now"),
 };
 #undef SINK
 
@@ -552,6 +564,67 @@ static const StatsField receiver_fields[] = {
       "clock: when its latest block arrived"),
 };
 #undef RECEIVER
+
+#define CLIENT(member, name, type, doc) \
+  STAT (urtp_sendstream_client_t, member, name, type, doc)
+static const StatsField client_fields[] = {
+  CLIENT (adds, "adds", G_TYPE_UINT, "times added"),
+  CLIENT (packets, "packets-sent", G_TYPE_UINT64, "RTP packets the kernel "
+      "took for it, retransmissions included"),
+  CLIENT (bytes, "bytes-sent", G_TYPE_UINT64, "their bytes"),
+  CLIENT (rtx_packets, "rtx-packets", G_TYPE_UINT64, "retransmissions "
+      "answering its NACKs"),
+  CLIENT (send_errors, "send-errors", G_TYPE_UINT64, "packets the kernel "
+      "refused for it"),
+  CLIENT (added_ns, "connect-time", G_TYPE_UINT64, "ns since the Unix "
+      "epoch: when it was added"),
+};
+#undef CLIENT
+
+/* The receiver that reports from c's host: from its RTCP or RTP address,
+ * else any on that host; NULL: none. */
+static const urtp_sendstream_receiver_t *
+client_receiver (const urtp_sendstream_client_t * c,
+    const GstUvgRtpSinkStats * v)
+{
+  const urtp_sendstream_receiver_t *host = NULL;
+
+  for (guint i = 0; i < v->st.nreceivers; i++) {
+    const urtp_sendstream_receiver_t *r = &v->st.receivers[i];
+
+    if (!r->from.ss_family)
+      continue;
+    if (urtp_addr_equal (&r->from, &c->rtcp) ||
+        urtp_addr_equal (&r->from, &c->addr))
+      return r;
+    if (!host && urtp_addr_same_host (&r->from, &c->addr))
+      host = r;
+  }
+  return host;
+}
+
+static GstStructure *
+client_to_structure (const urtp_sendstream_client_t * c,
+    const GstUvgRtpSinkStats * v)
+{
+  GstStructure *s = gst_structure_new_empty ("application/x-uvgrtp-client");
+  const urtp_sendstream_receiver_t *r = client_receiver (c, v);
+  gchar host[NI_MAXHOST] = "";
+
+  getnameinfo ((const struct sockaddr *) &c->addr, urtp_addr_len (&c->addr),
+      host, sizeof host, NULL, 0, NI_NUMERICHOST);
+  gst_structure_set (s, "host", G_TYPE_STRING, host, "port", G_TYPE_INT,
+      (gint) urtp_addr_port (&c->addr), NULL);
+  stats_fill (s, client_fields, G_N_ELEMENTS (client_fields), c);
+  if (r) {
+    GValue e = G_VALUE_INIT;
+
+    g_value_init (&e, GST_TYPE_STRUCTURE);
+    g_value_take_boxed (&e, gst_uvgrtp_receiver_to_structure (r, v));
+    gst_structure_take_value (s, "receiver", &e);
+  }
+  return s;
+}
 
 /**
  * GstUvgRtpSink:stats:
@@ -615,7 +688,17 @@ static const StatsField receiver_fields[] = {
  * round-trip-time as above, last-rr-time: when its last block arrived,
  * #guint64 ns on the pipeline clock); buffer-size (#gint, the send buffer the kernel granted),
  * send-mode (#gchararray, the mode in use: gso, mmsg or plain), ssrc,
- * seqnum-offset, timestamp-offset and clock-rate (#guint),
+ * seqnum-offset, timestamp-offset and clock-rate (#guint), as
+ * RTPBasePayload's: pt, seqnum (the last packet's), timestamp (the last
+ * access unit's, #guint) and running-time (its running time, #guint64
+ * ns); fan-out: packets-served and bytes-served (#guint64, for all clients
+ * together, where packets and bytes count each packet once), n-clients
+ * (#guint) and clients (a #GstValueArray of "application/x-uvgrtp-client"
+ * structures, one per client now: host (numeric), port, adds,
+ * packets-sent, bytes-sent, rtx-packets (answering its NACKs),
+ * send-errors, connect-time (ns since the Unix epoch), and receiver, the
+ * "application/x-uvgrtp-receiver" of the receiver reporting from its host
+ * when there is one);
  * srtp-backend (#gchararray, the libsrtp2 in use and its crypto library;
  * only in builds with SRTP); then #GstBaseSink's own fields (rendered,
  * dropped, average-rate).
@@ -633,6 +716,10 @@ gst_uvgrtp_sink_stats_param_spec (void)
       "application/x-uvgrtp-receiver structure per receiver that reports "
       "(the latest 16), with ssrc, reports, fraction-lost, packets-lost, "
       "jitter, ext-max-seq, round-trip-time and last-rr-time (as above); "
+      "clients (GstValueArray): an application/x-uvgrtp-client structure "
+      "per client, with host, port, adds, packets-sent, bytes-sent, "
+      "rtx-packets, send-errors, connect-time (ns since the epoch) and "
+      "receiver (its receiver structure, when one reports from its host); "
       "then GstBaseSink's rendered, dropped and average-rate");
 }
 
@@ -675,5 +762,14 @@ gst_uvgrtp_sink_stats_to_structure (const GstUvgRtpSinkStats * v)
     gst_value_array_append_and_take_value (&arr, &e);
   }
   gst_structure_take_value (s, "receivers", &arr);
+  gst_value_array_init (&arr, v->nclients);
+  for (guint i = 0; i < v->nclients; i++) {
+    GValue e = G_VALUE_INIT;
+
+    g_value_init (&e, GST_TYPE_STRUCTURE);
+    g_value_take_boxed (&e, client_to_structure (&v->clients[i], v));
+    gst_value_array_append_and_take_value (&arr, &e);
+  }
+  gst_structure_take_value (s, "clients", &arr);
   return s;
 }

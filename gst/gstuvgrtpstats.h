@@ -46,7 +46,14 @@ typedef struct
   GstUvgRtpCommonStats c;
   urtp_sendstream_stats_t st;
   guint rtx_pt, seqnum_offset, timestamp_offset, clock_rate;
+  /* RTPBasePayload's: the last packet's sequence number, the last access
+   * unit's timestamp and running time, the payload type */
+  guint pt, seqnum, timestamp;
+  GstClockTime running_time;
   const gchar *send_mode;
+  /* the clients now (urtp_sendstream_get_clients), owned by the caller */
+  const urtp_sendstream_client_t *clients;
+  guint nclients;
   /* one moment on both clocks: the receivers' NTP times to pipeline time */
   guint64 now_ntp;
   GstClockTime now_clock;       /* NONE: no clock */

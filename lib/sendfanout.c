@@ -47,36 +47,29 @@ static void changed(urtp_sendstream_t *ss)
   atomic_fetch_add(&ss->clients_gen, 1);
 }
 
-int urtp_sendstream_add_client(urtp_sendstream_t *ss, const struct sockaddr_storage *addr,
-                               const struct sockaddr_storage *rtcp)
+/* One addition of a (of the socket's family) with RTCP address r (family
+ * 0: none). clients_lock. Returns the additions, or -ENOMEM. */
+static int add_locked(urtp_sendstream_t *ss, const struct sockaddr_storage *a,
+                      const struct sockaddr_storage *r)
 {
-  struct sockaddr_storage a, r = { 0 };
-  if (urtp_addr_to_family(addr, ss->sock->family, &a) < 0 ||
-      (rtcp && rtcp->ss_family && urtp_addr_to_family(rtcp, ss->sock->family, &r) < 0))
-    return -EAFNOSUPPORT;
-  if (!urtp_addr_port(&a))
-    return -EINVAL;
-  pthread_mutex_lock(&ss->clients_lock);
-  urtp_sendstream_client_t *c = find(ss, &a, ss->nclients);
+  urtp_sendstream_client_t *c = find(ss, a, ss->nclients);
   if (c) {
     c->adds++;
-    if (r.ss_family)
-      c->rtcp = r;
+    if (r->ss_family)
+      c->rtcp = *r;
   } else {
     size_t all = ss->nclients + ss->ngone;
     if (all == ss->clients_cap) {
       size_t cap = ss->clients_cap ? 2 * ss->clients_cap : 8;
       urtp_sendstream_client_t *v = realloc(ss->clients, cap * sizeof *v);
-      if (!v) {
-        pthread_mutex_unlock(&ss->clients_lock);
+      if (!v)
         return -ENOMEM;
-      }
       ss->clients = v;
       ss->clients_cap = cap;
     }
     /* a gone entry of the same address is forgotten: the new one counts
      * afresh, as multiudpsink's does */
-    urtp_sendstream_client_t *g = find(ss, &a, all);
+    urtp_sendstream_client_t *g = find(ss, a, all);
     if (g) {
       memmove(g, g + 1, (size_t)(&ss->clients[all] - (g + 1)) * sizeof *g);
       ss->ngone--;
@@ -85,13 +78,37 @@ int urtp_sendstream_add_client(urtp_sendstream_t *ss, const struct sockaddr_stor
     /* present clients first: the new one goes before the gone ones */
     c = &ss->clients[ss->nclients];
     memmove(c + 1, c, ss->ngone * sizeof *c);
-    *c = (urtp_sendstream_client_t){ .addr = a, .rtcp = r, .adds = 1, .added_ns = wall_ns() };
+    *c = (urtp_sendstream_client_t){ .addr = *a, .rtcp = *r, .adds = 1, .added_ns = wall_ns() };
     ss->nclients++;
   }
-  int adds = (int)c->adds;
   changed(ss);
+  return (int)c->adds;
+}
+
+/* addr and rtcp in the socket's family into a and r; 0 or -EAFNOSUPPORT
+ * / -EINVAL (no port). */
+static int client_addrs(urtp_sendstream_t *ss, const struct sockaddr_storage *addr,
+                        const struct sockaddr_storage *rtcp, struct sockaddr_storage *a,
+                        struct sockaddr_storage *r)
+{
+  memset(r, 0, sizeof *r);
+  if (urtp_addr_to_family(addr, ss->sock->family, a) < 0 ||
+      (rtcp && rtcp->ss_family && urtp_addr_to_family(rtcp, ss->sock->family, r) < 0))
+    return -EAFNOSUPPORT;
+  return urtp_addr_port(a) ? 0 : -EINVAL;
+}
+
+int urtp_sendstream_add_client(urtp_sendstream_t *ss, const struct sockaddr_storage *addr,
+                               const struct sockaddr_storage *rtcp)
+{
+  struct sockaddr_storage a, r;
+  int e = client_addrs(ss, addr, rtcp, &a, &r);
+  if (e < 0)
+    return e;
+  pthread_mutex_lock(&ss->clients_lock);
+  e = add_locked(ss, &a, &r);
   pthread_mutex_unlock(&ss->clients_lock);
-  return adds;
+  return e;
 }
 
 /* Client i leaves the present ones, kept among the gone. clients_lock. */
@@ -112,22 +129,46 @@ static void gone(urtp_sendstream_t *ss, size_t i)
   ss->clients[ss->nclients + ss->ngone++] = c;
 }
 
+/* One addition of a taken back. clients_lock. Returns those left or
+ * -ENOENT. */
+static int remove_locked(urtp_sendstream_t *ss, const struct sockaddr_storage *a)
+{
+  urtp_sendstream_client_t *c = find(ss, a, ss->nclients);
+  if (!c)
+    return -ENOENT;
+  int left = (int)--c->adds;
+  if (!left)
+    gone(ss, (size_t)(c - ss->clients));
+  changed(ss);
+  return left;
+}
+
 int urtp_sendstream_remove_client(urtp_sendstream_t *ss, const struct sockaddr_storage *addr)
 {
   struct sockaddr_storage a;
   if (urtp_addr_to_family(addr, ss->sock->family, &a) < 0)
     return -ENOENT;
   pthread_mutex_lock(&ss->clients_lock);
-  urtp_sendstream_client_t *c = find(ss, &a, ss->nclients);
-  int left = -ENOENT;
-  if (c) {
-    left = (int)--c->adds;
-    if (!left)
-      gone(ss, (size_t)(c - ss->clients));
-    changed(ss);
-  }
+  int left = remove_locked(ss, &a);
   pthread_mutex_unlock(&ss->clients_lock);
   return left;
+}
+
+int urtp_sendstream_replace_client(urtp_sendstream_t *ss, const struct sockaddr_storage *old,
+                                   const struct sockaddr_storage *addr,
+                                   const struct sockaddr_storage *rtcp)
+{
+  struct sockaddr_storage o, a, r;
+  int e = client_addrs(ss, addr, rtcp, &a, &r);
+  if (e < 0)
+    return e;
+  pthread_mutex_lock(&ss->clients_lock);
+  /* added first: a failure leaves the old one in place */
+  e = add_locked(ss, &a, &r);
+  if (e >= 0 && old && urtp_addr_to_family(old, ss->sock->family, &o) == 0)
+    remove_locked(ss, &o);
+  pthread_mutex_unlock(&ss->clients_lock);
+  return e;
 }
 
 void urtp_sendstream_clear_clients(urtp_sendstream_t *ss)

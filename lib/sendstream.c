@@ -111,6 +111,7 @@ static void publish_push_counters(urtp_sendstream_t *ss)
   uint64_t pad = ss->have_pay ? ss->pay.pad_bytes : ss->pad0;
   pthread_mutex_lock(&ss->stats_lock);
   ss->st.access_units = ss->aus;
+  ss->st.next_seq = ss->have_pay ? ss->pay.seq : ss->cfg.seq_start;
   ss->st.padding_bytes += pad - ss->pad0;
   pthread_mutex_unlock(&ss->stats_lock);
   ss->pad0 = pad;
@@ -526,6 +527,7 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
 #endif
   snprintf(ss->cname, sizeof ss->cname, "%s", cfg->cname ? cfg->cname : urtp_rtcp_default_cname());
   ss->st.rtt_ns = -1;
+  ss->st.next_seq = cfg->seq_start;
   if (ss->cfg.fail_timeout_ns <= 0)
     ss->cfg.fail_timeout_ns = DEFAULT_FAIL_TIMEOUT_NS;
   atomic_init(&ss->config_interval, cfg->config_interval);

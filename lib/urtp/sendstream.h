@@ -281,6 +281,8 @@ typedef struct urtp_sendstream_stats {
    * bytes above count each packet once, as our sender reports do) */
   unsigned nclients;
   uint64_t packets_served, bytes_served;
+  uint16_t next_seq;            /* the next packet's sequence number (as of
+                                 * the last flush) */
 } urtp_sendstream_stats_t;
 
 /* Creates a stream sending on sock (opened with a remote; it must outlive
@@ -421,6 +423,12 @@ int urtp_sendstream_add_client(urtp_sendstream_t *ss, const struct sockaddr_stor
 /* Takes one addition back; at none the client is gone. Returns the
  * additions left, or -ENOENT for an address that is no client. */
 int urtp_sendstream_remove_client(urtp_sendstream_t *ss, const struct sockaddr_storage *addr);
+/* Adds addr and takes one addition of old (NULL, or no client: none)
+ * back in one step: no flush sees neither (udpsink's new host or port).
+ * Returns as add_client, nothing changed on failure. */
+int urtp_sendstream_replace_client(urtp_sendstream_t *ss, const struct sockaddr_storage *old,
+                                   const struct sockaddr_storage *addr,
+                                   const struct sockaddr_storage *rtcp);
 /* Removes every client (the stream then sends to no one). */
 void urtp_sendstream_clear_clients(urtp_sendstream_t *ss);
 /* Whether a client added several times gets a copy per addition (the

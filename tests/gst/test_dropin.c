@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test_dropin - uvgrtpsink where a pipeline or an application had a stock
+ * payloader and udpsink / multiudpsink, with the stock receivers
+ * (udpsrc ! rtph264depay) at the other end, on real loopback sockets:
+ *
+ *  1. `clients` as multiudpsink's: two receivers get every access unit,
+ *     byte for byte, and decode them all; the stream is packetized once
+ *     (packets-served is twice packets).
+ *  2. add / remove while playing, with client-added / client-removed and
+ *     get-stats: the receiver that stays gets everything, the one removed
+ *     a whole beginning, the one added a whole end.
+ *  3. `port` changed while playing (udpsink's retarget): the old port gets
+ *     a beginning, the new one the rest, no packet lost or doubled between
+ *     them (sequence numbers).
+ *  4. RTPBasePayload's read-only `seqnum` and `timestamp` and its stats
+ *     fields against the last packet on the wire.
+ *  5. Bad input: a client that is not host:port fails the start with an
+ *     error naming `clients`.
+ */
+#include <string.h>
+
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/check/gstcheck.h>
+
+#include "rtcputil.h"
+#include "streamutil.h"
+
+#define FPS 60
+#define FRAMES 120
+
+#define RTP_CAPS "application/x-rtp,media=video,clock-rate=90000," \
+  "encoding-name=H264,payload=96"
+#define DECODE "h264parse ! avdec_h264"
+
+static Stream h264;
+
+static Stream *
+stream_h264 (void)
+{
+  stream_encode (&h264, FRAMES, FPS, "x264enc key-int-max=30 "
+      "tune=zerolatency speed-preset=ultrafast bitrate=2000 ! h264parse ! "
+      "video/x-h264,stream-format=byte-stream,alignment=au ! appsink "
+      "name=sink sync=false");
+  return &h264;
+}
+
+/* A stock receiver on `port`: access units out of rtph264depay. */
+static GstElement *
+receiver (gint port)
+{
+  GstElement *p = launchf ("udpsrc address=127.0.0.1 port=%d caps=\"%s\" "
+      "buffer-size=8000000 ! rtph264depay ! h264parse ! "
+      "video/x-h264,stream-format=byte-stream,alignment=au ! "
+      "appsink name=out sync=false", port, RTP_CAPS);
+  play (p);
+  return p;
+}
+
+/* What a receiver got: its access units until none came for 500 ms. */
+static GPtrArray *
+received (GstElement * rx)
+{
+  GstElement *out = gst_bin_get_by_name (GST_BIN (rx), "out");
+  GPtrArray *got =
+      g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+  GstSample *s;
+
+  while ((s = gst_app_sink_try_pull_sample (GST_APP_SINK (out),
+              500 * GST_MSECOND))) {
+    g_ptr_array_add (got, gst_buffer_ref (gst_sample_get_buffer (s)));
+    gst_sample_unref (s);
+  }
+  gst_object_unref (out);
+  return got;
+}
+
+/* got is the stream's access units from `first` on, byte for byte. */
+static void
+check_run (Stream * st, GPtrArray * got, guint first, const gchar * who)
+{
+  fail_unless (first + got->len <= st->aus->len, "%s: %u from %u", who,
+      got->len, first);
+  for (guint i = 0; i < got->len; i++)
+    fail_unless (bytes_equal (g_ptr_array_index (got, i),
+            g_ptr_array_index (st->aus, first + i)), "%s: AU %u differs",
+        who, first + i);
+}
+
+/* Where got's first access unit is in the stream (G_MAXUINT: nowhere). */
+static guint
+find_first (Stream * st, GPtrArray * got)
+{
+  for (guint i = 0; got->len && i < st->aus->len; i++)
+    if (bytes_equal (g_ptr_array_index (got, 0), g_ptr_array_index (st->aus,
+                i)))
+      return i;
+  return G_MAXUINT;
+}
+
+static GstElement *
+sender (const gchar * props)
+{
+  return launchf ("appsrc name=in format=time ! uvgrtpsink name=s %s", props);
+}
+
+/* Waits until the sender's EOS, failing on an error. */
+static void
+wait_eos (GstElement * tx)
+{
+  GstMessage *m = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (tx),
+      30 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+
+  fail_unless (m != NULL, "no EOS");
+  fail_unless (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS, "error from %s",
+      GST_OBJECT_NAME (GST_MESSAGE_SRC (m)));
+  gst_message_unref (m);
+}
+
+static guint64
+stat_u64 (GstElement * sink, const gchar * field)
+{
+  GstStructure *st;
+  guint64 v = 0;
+
+  g_object_get (sink, "stats", &st, NULL);
+  fail_unless (gst_structure_get_uint64 (st, field, &v), "%s", field);
+  gst_structure_free (st);
+  return v;
+}
+
+GST_START_TEST (test_clients_stock_receivers)
+{
+  Stream *st = stream_h264 ();
+  gint base = free_ports (8);
+  GstElement *a = receiver (base), *b = receiver (base + 4), *tx, *s;
+  GPtrArray *ga, *gb;
+  gchar *clients;
+
+  g_usleep (100000);
+  tx = sender ("");
+  s = gst_bin_get_by_name (GST_BIN (tx), "s");
+  /* multiudpsink's list form, replacing host:port */
+  clients = g_strdup_printf ("127.0.0.1:%d, 127.0.0.1:%d", base, base + 4);
+  g_object_set (s, "clients", clients, NULL);
+  g_free (clients);
+  g_object_get (s, "clients", &clients, NULL);
+  {
+    gchar *want = g_strdup_printf ("127.0.0.1:%d,127.0.0.1:%d", base,
+        base + 4);
+    fail_unless_equals_string (clients, want);
+    g_free (want);
+  }
+  g_free (clients);
+  stream_push (tx, st, FPS);
+  wait_eos (tx);
+  ga = received (a);
+  gb = received (b);
+  stream_check_all (st, DECODE, ga);
+  stream_check_all (st, DECODE, gb);
+  /* packetized once, sent twice */
+  fail_unless (stat_u64 (s, "packets") > 0);
+  fail_unless_equals_uint64 (stat_u64 (s, "packets-served"),
+      2 * stat_u64 (s, "packets"));
+  {
+    guint64 served;
+    g_object_get (s, "bytes-served", &served, NULL);
+    fail_unless_equals_uint64 (served, 2 * stat_u64 (s, "bytes"));
+  }
+  g_ptr_array_unref (ga);
+  g_ptr_array_unref (gb);
+  gst_object_unref (s);
+  stop (tx);
+  stop (a);
+  stop (b);
+}
+
+GST_END_TEST;
+
+typedef struct
+{
+  gint added, removed;
+} Signals;
+
+static void
+on_added (GstElement * e, const gchar * host, gint port, Signals * n)
+{
+  n->added++;
+}
+
+static void
+on_removed (GstElement * e, const gchar * host, gint port, Signals * n)
+{
+  n->removed++;
+}
+
+GST_START_TEST (test_add_remove_while_playing)
+{
+  Stream *st = stream_h264 ();
+  gint base = free_ports (12);
+  GstElement *a = receiver (base), *b = receiver (base + 4),
+      *c = receiver (base + 8), *tx, *s;
+  GPtrArray *ga, *gb, *gc;
+  GstStructure *sa, *sb;
+  Signals n = { 0, 0 };
+  guint64 pa = 0, pb = 0, t = 0;
+  guint from;
+  gchar *clients;
+
+  g_usleep (100000);
+  clients = g_strdup_printf ("clients=127.0.0.1:%d,127.0.0.1:%d", base,
+      base + 4);
+  tx = sender (clients);
+  g_free (clients);
+  s = gst_bin_get_by_name (GST_BIN (tx), "s");
+  g_signal_connect (s, "client-added", G_CALLBACK (on_added), &n);
+  g_signal_connect (s, "client-removed", G_CALLBACK (on_removed), &n);
+  stream_push (tx, st, FPS);
+  /* half way through the two seconds: C comes, A goes */
+  g_usleep (900000);
+  g_signal_emit_by_name (s, "add", "127.0.0.1", base + 8);
+  g_signal_emit_by_name (s, "remove", "127.0.0.1", base);
+  fail_unless_equals_int (n.added, 1);
+  fail_unless_equals_int (n.removed, 1);
+  wait_eos (tx);
+  ga = received (a);
+  gb = received (b);
+  gc = received (c);
+  GST_INFO ("A %u, B %u, C %u access units", ga->len, gb->len, gc->len);
+  /* B lost nothing; A has a whole beginning, C a whole end */
+  stream_check_all (st, DECODE, gb);
+  fail_unless (ga->len > 10 && ga->len < FRAMES - 10, "A got %u", ga->len);
+  check_run (st, ga, 0, "A");
+  from = find_first (st, gc);
+  fail_unless (from != G_MAXUINT && from >= ga->len - 1, "C from %u", from);
+  check_run (st, gc, from, "C");
+  fail_unless_equals_int (from + gc->len, FRAMES);
+
+  /* multiudpsink's get-stats: A's ends, B's counts every packet */
+  g_signal_emit_by_name (s, "get-stats", "127.0.0.1", base, &sa);
+  g_signal_emit_by_name (s, "get-stats", "127.0.0.1", base + 4, &sb);
+  fail_unless (gst_structure_has_name (sa, "multiudpsink-stats"));
+  fail_unless (gst_structure_get_uint64 (sa, "packets-sent", &pa));
+  fail_unless (gst_structure_get_uint64 (sb, "packets-sent", &pb));
+  fail_unless (pa > 0 && pa < pb);
+  fail_unless_equals_uint64 (pb, stat_u64 (s, "packets"));
+  fail_unless (gst_structure_get_uint64 (sa, "disconnect-time", &t) && t > 0);
+  fail_unless (gst_structure_get_uint64 (sb, "disconnect-time", &t) && t == 0);
+  gst_structure_free (sa);
+  gst_structure_free (sb);
+  g_object_get (s, "clients", &clients, NULL);
+  {
+    gchar *want = g_strdup_printf ("127.0.0.1:%d,127.0.0.1:%d", base + 4,
+        base + 8);
+    fail_unless_equals_string (clients, want);
+    g_free (want);
+  }
+  g_free (clients);
+  g_ptr_array_unref (ga);
+  g_ptr_array_unref (gb);
+  g_ptr_array_unref (gc);
+  gst_object_unref (s);
+  stop (tx);
+  stop (a);
+  stop (b);
+  stop (c);
+}
+
+GST_END_TEST;
+
+/* A receiver of raw RTP on `port`. */
+static GstElement *
+rtp_receiver (gint port)
+{
+  GstElement *p = launchf ("udpsrc address=127.0.0.1 port=%d "
+      "buffer-size=8000000 ! appsink name=out sync=false", port);
+  play (p);
+  return p;
+}
+
+/* The sequence numbers a raw receiver got, in order of arrival. */
+static GArray *
+received_seqs (GstElement * rx)
+{
+  GPtrArray *got = received (rx);
+  GArray *seqs = g_array_new (FALSE, FALSE, sizeof (guint16));
+
+  for (guint i = 0; i < got->len; i++) {
+    GstMapInfo m;
+    guint16 seq;
+
+    fail_unless (gst_buffer_map (g_ptr_array_index (got, i), &m,
+            GST_MAP_READ));
+    fail_unless (m.size >= 12);
+    seq = GST_READ_UINT16_BE (m.data + 2);
+    g_array_append_val (seqs, seq);
+    gst_buffer_unmap (g_ptr_array_index (got, i), &m);
+  }
+  g_ptr_array_unref (got);
+  return seqs;
+}
+
+GST_START_TEST (test_port_retarget)
+{
+  Stream *st = stream_h264 ();
+  gint base = free_ports (8);
+  GstElement *a = rtp_receiver (base), *b = rtp_receiver (base + 4), *tx, *s;
+  GArray *sa, *sb;
+  gchar *props;
+  guint64 packets;
+
+  g_usleep (100000);
+  props = g_strdup_printf ("host=127.0.0.1 port=%d seqnum-offset=100", base);
+  tx = sender (props);
+  g_free (props);
+  s = gst_bin_get_by_name (GST_BIN (tx), "s");
+  stream_push (tx, st, FPS);
+  g_usleep (900000);
+  g_object_set (s, "port", base + 4, NULL);
+  wait_eos (tx);
+  sa = received_seqs (a);
+  sb = received_seqs (b);
+  packets = stat_u64 (s, "packets");
+  GST_INFO ("A %u, B %u of %" G_GUINT64_FORMAT " packets", sa->len, sb->len,
+      packets);
+  /* A a beginning, B the rest: nothing lost or sent twice at the switch */
+  fail_unless (sa->len > 100 && sb->len > 100, "A %u, B %u", sa->len,
+      sb->len);
+  for (guint i = 0; i < sa->len; i++)
+    fail_unless_equals_int (g_array_index (sa, guint16, i), 100 + i);
+  for (guint i = 0; i < sb->len; i++)
+    fail_unless_equals_int (g_array_index (sb, guint16, i), 100 + sa->len + i);
+  fail_unless_equals_uint64 (sa->len + sb->len, packets);
+  g_array_unref (sa);
+  g_array_unref (sb);
+  gst_object_unref (s);
+  stop (tx);
+  stop (a);
+  stop (b);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_payloader_props)
+{
+  Stream *st = stream_h264 ();
+  gint base = free_ports (4);
+  GstElement *rx = launchf ("udpsrc address=127.0.0.1 port=%d "
+      "buffer-size=8000000 ! appsink name=out sync=false", base), *tx, *s,
+      *out;
+  GstSample *smp, *last = NULL;
+  GstStructure *stats;
+  guint seqnum, timestamp, pt = 0, sseq = 0, sts = 0;
+  guint64 running = 0;
+  GstMapInfo m;
+  gchar *props;
+
+  play (rx);
+  g_usleep (100000);
+  props = g_strdup_printf ("host=127.0.0.1 port=%d rtcp=false pt=100 "
+      "seqnum-offset=65000 timestamp-offset=1000", base);
+  tx = sender (props);
+  g_free (props);
+  s = gst_bin_get_by_name (GST_BIN (tx), "s");
+  stream_push (tx, st, FPS);
+  wait_eos (tx);
+  out = gst_bin_get_by_name (GST_BIN (rx), "out");
+  while ((smp = gst_app_sink_try_pull_sample (GST_APP_SINK (out),
+              500 * GST_MSECOND))) {
+    if (last)
+      gst_sample_unref (last);
+    last = smp;
+  }
+  fail_unless (last != NULL);
+  fail_unless (gst_buffer_map (gst_sample_get_buffer (last), &m,
+          GST_MAP_READ));
+  g_object_get (s, "seqnum", &seqnum, "timestamp", &timestamp, NULL);
+  /* the last packet on the wire is the one they name */
+  fail_unless_equals_int (seqnum, (m.data[2] << 8) | m.data[3]);
+  fail_unless_equals_int (timestamp, GST_READ_UINT32_BE (m.data + 4));
+  fail_unless_equals_int (m.data[1] & 0x7f, 100);
+  gst_buffer_unmap (gst_sample_get_buffer (last), &m);
+  /* the last access unit's time: (FRAMES - 1) / FPS at 90 kHz */
+  fail_unless_equals_int (timestamp - 1000, (FRAMES - 1) * 90000 / FPS);
+  g_object_get (s, "stats", &stats, NULL);
+  fail_unless (gst_structure_get_uint (stats, "pt", &pt) && pt == 100);
+  fail_unless (gst_structure_get_uint (stats, "seqnum", &sseq));
+  fail_unless_equals_int (sseq, seqnum);
+  fail_unless (gst_structure_get_uint (stats, "timestamp", &sts));
+  fail_unless_equals_int (sts, timestamp);
+  fail_unless (gst_structure_get_uint64 (stats, "running-time", &running));
+  fail_unless_equals_uint64 (running, (FRAMES - 1) * GST_SECOND / FPS);
+  gst_structure_free (stats);
+  gst_sample_unref (last);
+  gst_object_unref (out);
+  gst_object_unref (s);
+  stop (tx);
+  stop (rx);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_bad_client)
+{
+  GstElement *tx = launchf ("videotestsrc num-buffers=1 ! x264enc ! "
+      "uvgrtpsink name=s clients=127.0.0.1:5004,nonsense");
+  GstMessage *m;
+  GError *e = NULL;
+
+  gst_element_set_state (tx, GST_STATE_PLAYING);
+  m = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (tx), 10 * GST_SECOND,
+      GST_MESSAGE_ERROR);
+  fail_unless (m != NULL);
+  gst_message_parse_error (m, &e, NULL);
+  fail_unless (strstr (e->message, "'clients'") != NULL, "%s", e->message);
+  fail_unless (strstr (e->message, "nonsense") != NULL, "%s", e->message);
+  g_error_free (e);
+  gst_message_unref (m);
+  stop (tx);
+}
+
+GST_END_TEST;
+
+static Suite *
+dropin_suite (void)
+{
+  Suite *s = suite_create ("dropin");
+  TCase *tc = tcase_create ("sending");
+
+  tcase_set_timeout (tc, 120);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_clients_stock_receivers);
+  tcase_add_test (tc, test_add_remove_while_playing);
+  tcase_add_test (tc, test_port_retarget);
+  tcase_add_test (tc, test_payloader_props);
+  tcase_add_test (tc, test_bad_client);
+  return s;
+}
+
+GST_CHECK_MAIN (dropin);
