@@ -31,6 +31,7 @@ static void usage(FILE *f)
           "\n"
           "  --host ADDR          receiver address (default 127.0.0.1)\n"
           "  --port N             receiver port (default 5004)\n"
+          "  --client HOST:PORT   another receiver, sent the same packets (repeatable)\n"
           "  --codec NAME         h265 (default), h264 or h266\n"
           "  --fps R              frame rate for RTP timestamps and pacing (default 30)\n"
           "  --fast               send as fast as the socket takes it, no pacing\n"
@@ -108,6 +109,8 @@ int main(int argc, char **argv)
 {
   const char *host = "127.0.0.1", *sdp = NULL, *key_hex = NULL, *profile = NULL;
   const char *zrtp_cache = NULL;
+  const char *clients[16];
+  int nclients = 0;
   long port = 5004, mtu = 1400, pt = 96, interval = -1;
   double fps = 30;
   bool fast = false, aggregate = false, thread = false, zrtp = false;
@@ -123,6 +126,7 @@ int main(int argc, char **argv)
     { "sdp", required_argument, NULL, 'S' }, { "srtp-key", required_argument, NULL, 'k' },
     { "srtp-profile", required_argument, NULL, 'P' }, { "zrtp", no_argument, NULL, 'z' },
     { "zrtp-cache", required_argument, NULL, 'C' },
+    { "client", required_argument, NULL, 'L' },
     { "help", no_argument, NULL, 'H' }, { NULL, 0, NULL, 0 },
   };
   int o;
@@ -149,6 +153,13 @@ int main(int argc, char **argv)
     case 'P': profile = optarg; break;
     case 'z': zrtp = true; break;
     case 'C': zrtp_cache = optarg; break;
+    case 'L':
+      if (nclients == 16 || !strrchr(optarg, ':')) {
+        fprintf(stderr, "urtp-send: --client %s: HOST:PORT, at most 16\n", optarg);
+        return 2;
+      }
+      clients[nclients++] = optarg;
+      break;
     case 'H': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }
@@ -192,6 +203,18 @@ int main(int argc, char **argv)
     fprintf(stderr, "urtp-send: to %s port %ld: %s\n", host, port,
             r == -EINVAL ? "a bad option (--srtp-key? not with --zrtp)" : strerror(-r));
     return r == -EINVAL ? 2 : 1;
+  }
+
+  /* more receivers of the same packets (fan-out) */
+  for (int i = 0; i < nclients; i++) {
+    char h[256];
+    const char *colon = strrchr(clients[i], ':');
+    snprintf(h, sizeof h, "%.*s", (int)(colon - clients[i]), clients[i]);
+    if ((r = urtp_sender_add_client(s, h, (uint16_t)strtol(colon + 1, NULL, 10))) < 0) {
+      fprintf(stderr, "urtp-send: --client %s: %s\n", clients[i], strerror(-r));
+      urtp_sender_close(s);
+      return 2;
+    }
   }
 
   if (zrtp && wait_secure(s, 10000) < 0) {

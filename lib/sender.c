@@ -46,6 +46,10 @@ struct urtp_sender {
   uint32_t ssrc;
   char *host;
   uint16_t port;
+  /* where a client's RTCP goes: 0 none, else its port + 1, rtcp_port, or
+   * its own port with rtcp_mux */
+  bool rtcp_cfg, rtcp_mux;
+  uint16_t rtcp_port;
   /* with rtx or the send thread the stream keeps pointers into what was
    * pushed after push returns: copies, in buffers reused as the stream
    * releases them (no allocation once they are as large as the largest
@@ -258,6 +262,16 @@ int urtp_sender_open(urtp_sender_t **out, const urtp_send_config_t *cfg)
     }
     s->rtcp_on = true;
   }
+  s->rtcp_cfg = cfg->rtcp;
+  s->rtcp_mux = cfg->rtcp_mux;
+  s->rtcp_port = cfg->rtcp_port;
+  /* the configured host is the first client; more may come */
+  if ((r = urtp_sender_add_client(s, cfg->host, cfg->port)) < 0) {
+    urtp_sendstream_rtcp_stop(s->ss, false);
+    if (s->rtcp_on)
+      urtp_rtcpio_close(&s->rtcp);
+    goto fail;
+  }
   *out = s;
   return 0;
 
@@ -269,6 +283,38 @@ fail:
   free(s->host);
   free(s);
   return r;
+}
+
+/* A client's RTP and RTCP addresses. */
+static int client_addrs(urtp_sender_t *s, const char *host, uint16_t port,
+                        struct sockaddr_storage *rtp, struct sockaddr_storage *rtcp)
+{
+  memset(rtcp, 0, sizeof *rtcp);
+  int r = urtp_stream_resolve(host, port, s->sock.family, rtp);
+  if (r == 0 && s->rtcp_cfg)
+    r = urtp_stream_resolve(host, s->rtcp_mux ? port : urtp_stream_rtcp_port(port, s->rtcp_port),
+                            s->sock.family, rtcp);
+  return r;
+}
+
+int urtp_sender_add_client(urtp_sender_t *s, const char *host, uint16_t port)
+{
+  struct sockaddr_storage rtp, rtcp;
+  if (!port)
+    return -EINVAL;
+  int r = client_addrs(s, host, port, &rtp, &rtcp);
+  if (r == 0)
+    r = urtp_sendstream_add_client(s->ss, &rtp, &rtcp);
+  return r < 0 ? r : 0;
+}
+
+int urtp_sender_remove_client(urtp_sender_t *s, const char *host, uint16_t port)
+{
+  struct sockaddr_storage rtp, rtcp;
+  int r = client_addrs(s, host, port, &rtp, &rtcp);
+  if (r == 0)
+    r = urtp_sendstream_remove_client(s->ss, &rtp);
+  return r < 0 ? -ENOENT : 0;
 }
 
 int urtp_sender_push(urtp_sender_t *s, const uint8_t *data, size_t len, uint64_t pts_ns)
@@ -321,6 +367,7 @@ void urtp_sender_stats(urtp_sender_t *s, urtp_sender_stats_t *out)
   out->retransmitted = st.rtx_packets;
   out->keyframe_requests = st.keyframe_requests;
   out->held = st.held_aus;
+  out->clients = st.nclients;
   out->security = urtp_stream_security(s->zrtp, s->static_key, out->sas);
 }
 

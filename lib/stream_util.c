@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <string.h>
 
 #include "stream_util.h"
+#include "urtp/net.h"
 
 int urtp_stream_srtp_config(const char *key_hex, const char *profile, urtp_srtp_config_t *cfg,
                             uint8_t key[URTP_SRTP_MAX_KEY_LEN])
@@ -103,3 +106,30 @@ urtp_security_t urtp_stream_security(struct urtp_zrtp_ep *ep, bool static_key, c
   return static_key ? URTP_SECURITY_STATIC_KEY : URTP_SECURITY_NONE;
 }
 #endif
+
+int urtp_stream_resolve(const char *host, uint16_t port, int family,
+                        struct sockaddr_storage *out)
+{
+  struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *res = NULL;
+  if (!host || getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
+    return -ENOENT;
+  int r = -EAFNOSUPPORT;
+  /* an address of the socket's family first, else one it can map */
+  for (int pass = 0; pass < 2 && r < 0; pass++)
+    for (const struct addrinfo *a = res; a && r < 0; a = a->ai_next) {
+      struct sockaddr_storage in;
+      if ((pass == 0) != (a->ai_family == family) || a->ai_addrlen > sizeof in)
+        continue;
+      memset(&in, 0, sizeof in);
+      memcpy(&in, a->ai_addr, a->ai_addrlen);
+      r = urtp_addr_to_family(&in, family, out);
+    }
+  freeaddrinfo(res);
+  if (r == 0) {
+    if (out->ss_family == AF_INET)
+      ((struct sockaddr_in *)out)->sin_port = htons(port);
+    else
+      ((struct sockaddr_in6 *)out)->sin6_port = htons(port);
+  }
+  return r;
+}

@@ -10,9 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
-
 #include <sys/socket.h>
+#include <time.h>
 
 #include "urtp/srtp.h"
 #include "urtp/urtp.h"
@@ -60,5 +59,11 @@ static inline size_t urtp_stream_start_code_at(const uint8_t *data, const uint8_
   size_t at = (size_t)(nal - data) - 3;
   return at > 0 && data[at - 1] == 0 ? at - 1 : at;
 }
+
+/* host (a name or address) and port as an address of family (AF_INET or
+ * AF_INET6; an IPv4 address on an IPv6 socket in its mapped form).
+ * Returns 0, -ENOENT (does not resolve) or -EAFNOSUPPORT. */
+int urtp_stream_resolve(const char *host, uint16_t port, int family,
+                        struct sockaddr_storage *out);
 
 #endif

@@ -270,14 +270,16 @@ push_all (GstElement * tx, GstElement * src, GPtrArray * sent)
           30 * GST_SECOND, GST_MESSAGE_EOS));
 }
 
-/* urtp-send -> udpsrc ! rtph265depay (GStreamer's stock receiver), and the
- * SDP file it writes. */
+/* urtp-send -> udpsrc ! rtph265depay (GStreamer's stock receiver), two of
+ * them (--client: one stream to both), and the SDP file it writes. */
 GST_START_TEST (test_send_to_stock)
 {
-  GstElement *rx;
-  GPtrArray *sent, *got;
-  gchar *file, *sdp_path, *sdp = NULL, *desc, *errs;
-  gint port = free_udp_port ();
+  GstElement *rx, *rx2;
+  GPtrArray *sent, *got, *got2;
+  gchar *file, *sdp_path, *sdp = NULL, *desc, *errs, *client;
+  gint port = free_udp_port (), port2;
+
+  while ((port2 = free_udp_port ()) == port);
 
   sent = make_stream (&file);
   sdp_path = g_build_filename (g_get_tmp_dir (), "urtp-send-test.sdp", NULL);
@@ -289,13 +291,30 @@ GST_START_TEST (test_send_to_stock)
       port, 8 << 20);
   rx = launch (desc);
   g_free (desc);
+  /* a second receiver of the same packets (urtp_sender_add_client) */
+  desc = g_strdup_printf ("udpsrc address=127.0.0.1 port=%d buffer-size=%d "
+      "caps=\"application/x-rtp,media=video,clock-rate=90000,"
+      "encoding-name=H265,payload=96\" ! rtph265depay ! video/x-h265,"
+      "stream-format=byte-stream,alignment=au ! appsink name=out sync=false",
+      port2, 8 << 20);
+  rx2 = launch (desc);
+  g_free (desc);
   fail_unless (gst_element_set_state (rx, GST_STATE_PLAYING) !=
       GST_STATE_CHANGE_FAILURE);
-  errs = run_sender (file, port, sdp_path, NULL);
+  fail_unless (gst_element_set_state (rx2, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  client = g_strdup_printf ("--client=127.0.0.1:%d", port2);
+  errs = run_sender (file, port, sdp_path, client);
+  g_free (client);
   got = pull_all (rx, FRAMES, 5 * GST_SECOND);
+  got2 = pull_all (rx2, FRAMES, 5 * GST_SECOND);
   gst_element_set_state (rx, GST_STATE_NULL);
   gst_object_unref (rx);
+  gst_element_set_state (rx2, GST_STATE_NULL);
+  gst_object_unref (rx2);
   check_same_aus (sent, got);
+  check_same_aus (sent, got2);
+  g_ptr_array_unref (got2);
 
   /* the SDP names the stream and carries the encoder's parameter sets */
   fail_unless (g_file_get_contents (sdp_path, &sdp, NULL, NULL));

@@ -174,6 +174,17 @@ URTP_API int urtp_sender_push(urtp_sender_t *s, const uint8_t *data, size_t len,
  * them). Returns its length, or -ENOSPC (cap too small), -ENODATA. */
 URTP_API int urtp_sender_sdp(urtp_sender_t *s, char *out, size_t cap);
 
+/* One stream to several receivers (fan-out): the stream goes to host:port
+ * as well, from the next access unit on; each packet is made (and
+ * protected) once for all of them. cfg.host:port is the first such
+ * client. RTCP goes to each one's port + 1 (cfg.rtcp_port when set, its
+ * own port with rtcp_mux); a receiver's NACK is answered to it alone.
+ * Added twice, a client gets two copies. Any thread. Returns 0, -ENOENT
+ * (host does not resolve; remove: no such client), -EAFNOSUPPORT (not of
+ * the socket's address family), -EINVAL (port 0), -ENOMEM. */
+URTP_API int urtp_sender_add_client(urtp_sender_t *s, const char *host, uint16_t port);
+URTP_API int urtp_sender_remove_client(urtp_sender_t *s, const char *host, uint16_t port);
+
 typedef struct urtp_sender_stats {
   uint32_t ssrc;
   uint64_t access_units;        /* pushed */
@@ -194,6 +205,7 @@ typedef struct urtp_sender_stats {
   uint64_t retransmitted;       /* packets sent again (rtx) */
   uint64_t keyframe_requests;   /* PLIs and FIRs passed to the keyframe callback */
   uint64_t held;                /* access units not sent: no keys yet (zrtp) */
+  unsigned clients;             /* receivers sent to (urtp_sender_add_client) */
   urtp_security_t security;
   char sas[40];                 /* ZRTP's short authentication string, to
                                  * compare by voice; "" until SECURE */
