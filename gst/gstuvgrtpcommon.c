@@ -52,6 +52,8 @@ gst_uvgrtp_aggregate_mode_get_type (void)
         "Aggregate NAL units of the same input buffer", "zero-latency"},
     {GST_UVGRTP_AGGREGATE_MAX,
         "Aggregate NAL units as much as possible within an access unit", "max"},
+    /* rtph264pay's name of it, so that its pipelines parse */
+    {GST_UVGRTP_AGGREGATE_MAX, "Same as max (rtph264pay's name)", "max-stap"},
     {0, NULL, NULL}
   };
 
