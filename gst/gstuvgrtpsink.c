@@ -191,6 +191,7 @@ enum
   PROP_BYTES_SERVED,
   PROP_SEQNUM,
   PROP_TIMESTAMP,
+  PROP_FORCE_IPV4,
   /* GST_UVGRTP_N_PROPS shared ids from here on (gstuvgrtpprops.h) */
   PROP_SHARED_FIRST,
 };
@@ -652,6 +653,17 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
       g_param_spec_uint ("timestamp", "Timestamp",
           "The RTP timestamp of the last access unit", 0, G_MAXUINT32, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:force-ipv4:
+   *
+   * Accepted for udpsink's pipelines and ignored, as udpsink itself
+   * ignores it: the address family follows the host (or the first
+   * client) and #GstUvgRtpSink:bind-address.
+   */
+  g_object_class_install_property (gobject_class, PROP_FORCE_IPV4,
+      g_param_spec_boolean ("force-ipv4", "Force IPv4",
+          "Ignored, as udpsink's (deprecated there)", FALSE,
+          G_PARAM_READWRITE | G_PARAM_DEPRECATED | G_PARAM_STATIC_STRINGS));
   gst_uvgrtp_sink_install_clients (gobject_class);
   /* documented in gstuvgrtpstats.c */
   g_object_class_install_property (gobject_class, PROP_STATS,
@@ -863,6 +875,8 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
     case PROP_CLIENTS:
       gst_uvgrtp_sink_set_clients (self, g_value_get_string (value));
       return;
+    case PROP_FORCE_IPV4:
+      return;
     case PROP_SEND_DUPLICATES:
       GST_OBJECT_LOCK (self);
       self->send_duplicates = g_value_get_boolean (value);
@@ -923,6 +937,8 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
     g_value_take_string (value, gst_uvgrtp_sink_build_sdp (self));
   else if (prop_id == PROP_SEND_DUPLICATES)
     g_value_set_boolean (value, self->send_duplicates);
+  else if (prop_id == PROP_FORCE_IPV4)
+    g_value_set_boolean (value, FALSE);
   else if (prop_id == PROP_BYTES_SERVED || prop_id == PROP_SEQNUM) {
     urtp_sendstream_stats_t st;
 

@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 
 #include "gstuvgrtpsink.h"
+#include "stream_util.h"
 
 GST_DEBUG_CATEGORY_EXTERN (gst_uvgrtp_sink_debug);
 #define GST_CAT_DEFAULT gst_uvgrtp_sink_debug
@@ -108,47 +109,20 @@ static int
 resolve (GstUvgRtpSink * self, const gchar * host, gint port,
     struct sockaddr_storage *rtp, struct sockaddr_storage *rtcp)
 {
-  struct addrinfo hints, *res = NULL;
-  gint family = self->sock.family, rport = 0;
-  int r = -EAFNOSUPPORT;
+  gint rport = 0;
+  int r = urtp_stream_resolve (host, (uint16_t) port, self->sock.family, rtp);
 
-  memset (&hints, 0, sizeof hints);
-  hints.ai_socktype = SOCK_DGRAM;
-  if (getaddrinfo (host, NULL, &hints, &res) != 0 || !res)
-    return -ENOENT;
-  /* an address of the socket's family first, else one it can map */
-  for (gint pass = 0; pass < 2 && r < 0; pass++)
-    for (const struct addrinfo * a = res; a && r < 0; a = a->ai_next) {
-      struct sockaddr_storage in;
-
-      if ((pass == 0) != (a->ai_family == family) ||
-          a->ai_addrlen > sizeof in)
-        continue;
-      memset (&in, 0, sizeof in);
-      memcpy (&in, a->ai_addr, a->ai_addrlen);
-      r = urtp_addr_to_family (&in, family, rtp);
-    }
-  freeaddrinfo (res);
   if (r < 0)
     return r;
-  if (rtp->ss_family == AF_INET)
-    ((struct sockaddr_in *) rtp)->sin_port = htons ((guint16) port);
-  else
-    ((struct sockaddr_in6 *) rtp)->sin6_port = htons ((guint16) port);
-
   memset (rtcp, 0, sizeof *rtcp);
   GST_OBJECT_LOCK (self);
   if (self->common.rtcp)
     rport = self->common.rtcp_mux ? port :
         gst_uvgrtp_settings_rtcp_port (&self->common, port);
   GST_OBJECT_UNLOCK (self);
-  if (rport > 0 && rport <= G_MAXUINT16) {
-    *rtcp = *rtp;
-    if (rtcp->ss_family == AF_INET)
-      ((struct sockaddr_in *) rtcp)->sin_port = htons ((guint16) rport);
-    else
-      ((struct sockaddr_in6 *) rtcp)->sin6_port = htons ((guint16) rport);
-  }
+  if (rport > 0 && rport <= G_MAXUINT16)
+    return urtp_stream_resolve (host, (uint16_t) rport, self->sock.family,
+        rtcp);
   return 0;
 }
 
@@ -160,23 +134,22 @@ stream_add (GstUvgRtpSink * self, urtp_sendstream_t * stream,
 {
   struct sockaddr_storage rtp, rtcp;
   int r = resolve (self, host, port, &rtp, &rtcp);
+  const gchar *why;
 
   if (r == 0)
     r = urtp_sendstream_add_client (stream, &rtp, &rtcp);
   if (r >= 0)
     return TRUE;
+  why = r == -ENOENT ? "the name does not resolve" : r == -EAFNOSUPPORT ?
+      "no address of the socket's family (see 'bind-address')" :
+      g_strerror (-r);
   if (at_start)
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
         ("Cannot send to %s port %d (property '%s'): %s", host, port, prop,
-            r == -ENOENT ? "the name does not resolve" : r == -EAFNOSUPPORT ?
-            "no address of the socket's family (see 'bind-address')" :
-            g_strerror (-r)), (NULL));
+            why), (NULL));
   else
     GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
-        ("Cannot send to %s port %d (%s): %s", host, port, prop,
-            r == -ENOENT ? "the name does not resolve" : r == -EAFNOSUPPORT ?
-            "no address of the socket's family (see 'bind-address')" :
-            g_strerror (-r)), (NULL));
+        ("Cannot send to %s port %d (%s): %s", host, port, prop, why), (NULL));
   return FALSE;
 }
 
