@@ -760,6 +760,13 @@ gst_uvgrtp_sink_finalize (GObject * object)
 /* ------------------------------------------------------------------------ */
 /* Properties                                                               */
 
+/* The last packet's sequence number; 0 before any, as RTPBasePayload's. */
+static guint
+last_seqnum (const urtp_sendstream_stats_t * st)
+{
+  return st->access_units ? (guint16) (st->next_seq - 1) : 0;
+}
+
 /* Call with the object lock held. */
 
 static GstStructure *
@@ -792,7 +799,7 @@ build_stats (GstUvgRtpSink * self)
   v.timestamp_offset = self->cur_ts_offset;
   v.clock_rate = self->negotiated ? urtp_codec_clock_rate (self->codec) : 0;
   v.pt = self->pt;
-  v.seqnum = (guint16) (v.st.next_seq - 1);
+  v.seqnum = last_seqnum (&v.st);
   v.timestamp = self->last_rtptime;
   v.running_time = self->last_running_time;
   v.send_mode = urtp_io_mode_name (v.st.tx_mode);
@@ -947,7 +954,7 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
     else
       st = self->last_stats;
     if (prop_id == PROP_SEQNUM)
-      g_value_set_uint (value, (guint16) (st.next_seq - 1));
+      g_value_set_uint (value, last_seqnum (&st));
     else
       g_value_set_uint64 (value, st.bytes_served);
   } else if (prop_id == PROP_TIMESTAMP)

@@ -120,9 +120,10 @@ resolve (GstUvgRtpSink * self, const gchar * host, gint port,
     rport = self->common.rtcp_mux ? port :
         gst_uvgrtp_settings_rtcp_port (&self->common, port);
   GST_OBJECT_UNLOCK (self);
-  if (rport > 0 && rport <= G_MAXUINT16)
-    return urtp_stream_resolve (host, (uint16_t) rport, self->sock.family,
-        rtcp);
+  if (rport > 0 && rport <= G_MAXUINT16) {
+    *rtcp = *rtp;
+    urtp_addr_set_port (rtcp, (uint16_t) rport);
+  }
   return 0;
 }
 
@@ -163,9 +164,8 @@ stream_remove (GstUvgRtpSink * self, urtp_sendstream_t * stream,
     urtp_sendstream_remove_client (stream, &rtp);
 }
 
-/* The running stream, with a reference on the element's use of it: the
- * streaming thread's stop() waits for the object lock, so a stream taken
- * under it stays until `self->clients_busy` drops. */
+/* The running stream, for use outside the object lock: stop() frees it
+ * only once no caller holds it (clients_busy back at 0). */
 static urtp_sendstream_t *
 stream_hold (GstUvgRtpSink * self)
 {

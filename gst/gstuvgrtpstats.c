@@ -744,6 +744,17 @@ gst_uvgrtp_receiver_to_structure (const urtp_sendstream_receiver_t * in,
   return s;
 }
 
+/* Appends s (taken) to the GstValueArray arr. */
+static void
+append_structure (GValue * arr, GstStructure * s)
+{
+  GValue e = G_VALUE_INIT;
+
+  g_value_init (&e, GST_TYPE_STRUCTURE);
+  g_value_take_boxed (&e, s);
+  gst_value_array_append_and_take_value (arr, &e);
+}
+
 GstStructure *
 gst_uvgrtp_sink_stats_to_structure (const GstUvgRtpSinkStats * v)
 {
@@ -753,23 +764,13 @@ gst_uvgrtp_sink_stats_to_structure (const GstUvgRtpSinkStats * v)
   stats_fill (s, sink_fields, G_N_ELEMENTS (sink_fields), v);
   fill_common (s, &v->c);
   gst_value_array_init (&arr, v->st.nreceivers);
-  for (guint i = 0; i < v->st.nreceivers; i++) {
-    GValue e = G_VALUE_INIT;
-
-    g_value_init (&e, GST_TYPE_STRUCTURE);
-    g_value_take_boxed (&e,
+  for (guint i = 0; i < v->st.nreceivers; i++)
+    append_structure (&arr,
         gst_uvgrtp_receiver_to_structure (&v->st.receivers[i], v));
-    gst_value_array_append_and_take_value (&arr, &e);
-  }
   gst_structure_take_value (s, "receivers", &arr);
   gst_value_array_init (&arr, v->nclients);
-  for (guint i = 0; i < v->nclients; i++) {
-    GValue e = G_VALUE_INIT;
-
-    g_value_init (&e, GST_TYPE_STRUCTURE);
-    g_value_take_boxed (&e, client_to_structure (&v->clients[i], v));
-    gst_value_array_append_and_take_value (&arr, &e);
-  }
+  for (guint i = 0; i < v->nclients; i++)
+    append_structure (&arr, client_to_structure (&v->clients[i], v));
   gst_structure_take_value (s, "clients", &arr);
   return s;
 }

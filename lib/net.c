@@ -91,7 +91,7 @@ static bool addr_is_v4(const struct sockaddr_storage *a)
           IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)a)->sin6_addr));
 }
 
-static void set_port(struct sockaddr_storage *a, uint16_t port)
+void urtp_addr_set_port(struct sockaddr_storage *a, uint16_t port)
 {
   if (a->ss_family == AF_INET)
     ((struct sockaddr_in *)a)->sin_port = htons(port);
@@ -237,10 +237,10 @@ static int sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
     local.ss_family = (sa_family_t)s->family;
     local_len = s->family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
   }
-  set_port(&local, cfg->bind_port);
+  urtp_addr_set_port(&local, cfg->bind_port);
   if (rai) {
     copy_ai(&s->remote, &s->remote_len, rai);
-    set_port(&s->remote, cfg->remote_port);
+    urtp_addr_set_port(&s->remote, cfg->remote_port);
   }
   if (s->family != AF_INET && s->family != AF_INET6) {
     r = -EAFNOSUPPORT;
@@ -303,7 +303,7 @@ static int sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
     struct sockaddr_storage any;
     memset(&any, 0, sizeof(any));
     any.ss_family = (sa_family_t)s->family;
-    set_port(&any, cfg->bind_port);
+    urtp_addr_set_port(&any, cfg->bind_port);
     if (bind(s->fd, (struct sockaddr *)&any, local_len) < 0) {
       r = -errno;
       goto out;

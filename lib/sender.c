@@ -291,9 +291,10 @@ static int client_addrs(urtp_sender_t *s, const char *host, uint16_t port,
 {
   memset(rtcp, 0, sizeof *rtcp);
   int r = urtp_stream_resolve(host, port, s->sock.family, rtp);
-  if (r == 0 && s->rtcp_cfg)
-    r = urtp_stream_resolve(host, s->rtcp_mux ? port : urtp_stream_rtcp_port(port, s->rtcp_port),
-                            s->sock.family, rtcp);
+  if (r == 0 && s->rtcp_cfg) {
+    *rtcp = *rtp;
+    urtp_addr_set_port(rtcp, s->rtcp_mux ? port : urtp_stream_rtcp_port(port, s->rtcp_port));
+  }
   return r;
 }
 

@@ -385,8 +385,8 @@ int sendstream_clients_report(urtp_sendstream_t *ss, urtp_rtcpio_t *io, const ui
   return n;
 }
 
-bool sendstream_clients_nack_dest(urtp_sendstream_t *ss, const struct sockaddr_storage *from,
-                                  struct sockaddr_storage *to)
+int sendstream_clients_nack_dest(urtp_sendstream_t *ss, const struct sockaddr_storage *from,
+                                 struct sockaddr_storage *to)
 {
   pthread_mutex_lock(&ss->clients_lock);
   const urtp_sendstream_client_t *hit = NULL, *host = NULL, *group = NULL;
@@ -403,9 +403,9 @@ bool sendstream_clients_nack_dest(urtp_sendstream_t *ss, const struct sockaddr_s
   const urtp_sendstream_client_t *c = hit ? hit : host ? host : group;
   if (c)
     *to = c->addr;
-  bool on = ss->clients_on;
+  int r = !ss->clients_on ? -1 : c != NULL;
   pthread_mutex_unlock(&ss->clients_lock);
-  return on && c;
+  return r;
 }
 
 void sendstream_clients_count_rtx(urtp_sendstream_t *ss, const struct sockaddr_storage *to,

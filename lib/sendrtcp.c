@@ -217,13 +217,8 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len,
   uint64_t budget = (uint64_t)rate;
   /* with clients, the repair goes to the one that asked (none: nowhere) */
   struct sockaddr_storage dest;
-  const struct sockaddr_storage *to = NULL;
-  bool clients = false;
-  pthread_mutex_lock(&ss->clients_lock);
-  clients = ss->clients_on;
-  pthread_mutex_unlock(&ss->clients_lock);
-  if (clients && sendstream_clients_nack_dest(ss, from, &dest))
-    to = &dest;
+  int found = sendstream_clients_nack_dest(ss, from, &dest);
+  const struct sockaddr_storage *to = found > 0 ? &dest : NULL;
 
   pthread_mutex_lock(&ss->rtx_lock);
   urtp_rtcp_iter_init(&it, buf, len);
@@ -240,7 +235,7 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len,
           if (i >= 0 && !(blp & (1u << i)))
             continue;
           asked++;
-          if (!ss->have_hist || !ss->have_rtx_sock || (clients && !to)) {
+          if (!ss->have_hist || !ss->have_rtx_sock || found == 0) {
             counts[RTX_MISSING]++;
             continue;
           }

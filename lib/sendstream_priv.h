@@ -213,14 +213,15 @@ void sendstream_clients_free(urtp_sendstream_t *ss);
 /* RTCP with clients (clients_lock inside): whether from is on a client's
  * host (or a client is a group); sends a report to every client's RTCP
  * address (returns how many took it, -1 without clients); the RTP
- * address to answer a NACK from `from` at (false: none, or no clients:
- * *to untouched) and counts rtx packets for it. */
+ * address to answer a NACK from `from` at (1, in *to; 0: no client to
+ * answer; -1: no clients, the socket's remote) and counts rtx packets for
+ * it. */
 bool sendstream_clients_trust(urtp_sendstream_t *ss, const struct sockaddr_storage *from,
                               bool *trusted);
 int sendstream_clients_report(urtp_sendstream_t *ss, urtp_rtcpio_t *io, const uint8_t *buf,
                               size_t len);
-bool sendstream_clients_nack_dest(urtp_sendstream_t *ss, const struct sockaddr_storage *from,
-                                  struct sockaddr_storage *to);
+int sendstream_clients_nack_dest(urtp_sendstream_t *ss, const struct sockaddr_storage *from,
+                                 struct sockaddr_storage *to);
 void sendstream_clients_count_rtx(urtp_sendstream_t *ss, const struct sockaddr_storage *to,
                                   uint64_t packets, uint64_t bytes);
 

@@ -125,11 +125,7 @@ int urtp_stream_resolve(const char *host, uint16_t port, int family,
       r = urtp_addr_to_family(&in, family, out);
     }
   freeaddrinfo(res);
-  if (r == 0) {
-    if (out->ss_family == AF_INET)
-      ((struct sockaddr_in *)out)->sin_port = htons(port);
-    else
-      ((struct sockaddr_in6 *)out)->sin6_port = htons(port);
-  }
+  if (r == 0)
+    urtp_addr_set_port(out, port);
   return r;
 }

@@ -208,8 +208,9 @@ bool urtp_addr_same_host(const struct sockaddr_storage *a, const struct sockaddr
 /* Whether a and b are the same transport address: the same host (as
  * above) and port. */
 bool urtp_addr_equal(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
-/* The port of a (0 for another family). */
+/* The port of a (0 for another family); setting it (IPv4 or IPv6). */
 uint16_t urtp_addr_port(const struct sockaddr_storage *a);
+void urtp_addr_set_port(struct sockaddr_storage *a, uint16_t port);
 /* a as an address of family (AF_INET or AF_INET6) into *out: the same, or
  * IPv4 to and from its IPv4-mapped IPv6 form. Returns 0 or -EAFNOSUPPORT. */
 int urtp_addr_to_family(const struct sockaddr_storage *a, int family,
