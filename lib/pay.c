@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "urtp/bytes.h"
 #include "urtp/rtp.h"
 #include "urtp/scl.h"
 
@@ -44,6 +45,40 @@ void urtp_pay_destroy(urtp_pay_t *p)
   p->nals_cap = 0;
 }
 
+void urtp_pay_set_hdrext(urtp_pay_t *p, const urtp_hdrext_block_t *b, urtp_tw_counter_t *tw_next)
+{
+  p->ext = b;
+  p->tw_next = tw_next;
+}
+
+/* The header's length for the packets of this call: the extension block
+ * may have changed since the last (MIN_PAYLOAD: room for a FU's headers
+ * and a byte of payload at least). */
+#define MIN_PAYLOAD 4
+static int begin_call(urtp_pay_t *p)
+{
+  p->hlen = RTP_HDR + (p->ext ? p->ext->len : 0);
+  return p->hlen + MIN_PAYLOAD > p->cfg.mtu ? -EMSGSIZE : 0;
+}
+
+/* Out of line: with no extension the fast path is a compare more. */
+static void write_ext(urtp_pay_t *p, uint8_t *h)
+{
+  const urtp_hdrext_block_t *b = p->ext;
+  h[0] |= 0x10;   /* X bit */
+  memcpy(h + RTP_HDR, b->bytes, b->len);
+  if (b->tw_off)
+    urtp_wr16(h + RTP_HDR + b->tw_off,
+              (uint16_t)atomic_fetch_add_explicit(p->tw_next, 1, memory_order_relaxed));
+}
+
+static inline void write_hdr(urtp_pay_t *p, uint8_t *h, bool marker, uint32_t ts)
+{
+  urtp_rtp_write_fixed(h, p->cfg.pt, marker, p->seq, ts, p->cfg.ssrc);
+  if (p->hlen != RTP_HDR)
+    write_ext(p, h);
+}
+
 static inline void *unconst(const void *ptr)
 {
   return (void *)(uintptr_t)ptr;
@@ -61,16 +96,16 @@ static inline void commit(urtp_pay_t *p, urtp_batch_t *out, uint16_t niov, size_
 static int emit_single(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nal, uint32_t ts,
                        bool marker)
 {
-  uint8_t *h = urtp_batch_arena_take(out, RTP_HDR);
+  uint8_t *h = urtp_batch_arena_take(out, p->hlen);
   if (!h)
     return -ENOMEM;
-  urtp_rtp_write_fixed(h, p->cfg.pt, marker, p->seq, ts, p->cfg.ssrc);
+  write_hdr(p, h, marker, ts);
   struct iovec *v = out->iov + out->niov;
   v[0].iov_base = h;
-  v[0].iov_len = RTP_HDR;
+  v[0].iov_len = p->hlen;
   v[1].iov_base = unconst(nal->data);
   v[1].iov_len = nal->len;
-  commit(p, out, 2, RTP_HDR + nal->len);
+  commit(p, out, 2, p->hlen + nal->len);
   return 0;
 }
 
@@ -105,7 +140,7 @@ static int emit_fu(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nal, uint
                    bool marker, bool pbit, size_t frag_max, bool may_pad)
 {
   const urtp_h26x_desc_t *d = p->desc;
-  const size_t hl = d->hdr_len, hdr = RTP_HDR + hl + 1;
+  const size_t hl = d->hdr_len, rh = p->hlen, hdr = rh + hl + 1;
   uint8_t ind[2] = { 0, 0 };
   urtp_h26x_write_hdr(d, ind, nal->data, d->fu_type);
   const uint8_t fu_type = (uint8_t)(urtp_h26x_type(d, nal->data) & d->fu_type_mask);
@@ -128,11 +163,11 @@ static int emit_fu(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nal, uint
     uint8_t *h = urtp_batch_arena_take(out, hdr);
     if (!h)
       return -ENOMEM;
-    urtp_rtp_write_fixed(h, p->cfg.pt, marker && last, p->seq, ts, p->cfg.ssrc);
-    h[RTP_HDR] = ind[0];
+    write_hdr(p, h, marker && last, ts);
+    h[rh] = ind[0];
     if (hl == 2)
-      h[RTP_HDR + 1] = ind[1];
-    h[RTP_HDR + hl] = (uint8_t)((first ? FU_S : 0) | (last ? FU_E : 0) |
+      h[rh + 1] = ind[1];
+    h[rh + hl] = (uint8_t)((first ? FU_S : 0) | (last ? FU_E : 0) |
                                 (last && pbit ? d->fu_p_bit : 0) | fu_type);
     struct iovec *v = out->iov + out->niov;
     v[0].iov_base = h;
@@ -176,14 +211,14 @@ static int emit_ap(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nals, siz
                    size_t size, uint32_t ts, bool marker)
 {
   const urtp_h26x_desc_t *d = p->desc;
-  const size_t hl = d->hdr_len;
-  uint8_t *h = urtp_batch_arena_take(out, RTP_HDR + hl + 2 * k);
+  const size_t hl = d->hdr_len, rh = p->hlen;
+  uint8_t *h = urtp_batch_arena_take(out, rh + hl + 2 * k);
   if (!h)
     return -ENOMEM;
-  urtp_rtp_write_fixed(h, p->cfg.pt, marker, p->seq, ts, p->cfg.ssrc);
+  write_hdr(p, h, marker, ts);
 
   struct iovec *v = out->iov + out->niov;
-  uint8_t *sz = h + RTP_HDR + hl;
+  uint8_t *sz = h + rh + hl;
   uint16_t w = 0, niov = 0;
   bool any = false;
   for (size_t i = 0; i < n; i++) {
@@ -205,7 +240,7 @@ static int emit_ap(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nals, siz
     sz[1] = (uint8_t)nal->len;
     if (niov == 0) {
       v[0].iov_base = h;
-      v[0].iov_len = RTP_HDR + hl + 2;
+      v[0].iov_len = rh + hl + 2;
     } else {
       v[niov].iov_base = sz;
       v[niov].iov_len = 2;
@@ -216,8 +251,8 @@ static int emit_ap(urtp_pay_t *p, urtp_batch_t *out, const urtp_nal_t *nals, siz
     sz += 2;
   }
   uint8_t tmpl[2] = { (uint8_t)(w >> 8), (uint8_t)w };
-  urtp_h26x_write_hdr(d, h + RTP_HDR, tmpl, d->ap_type);
-  commit(p, out, niov, RTP_HDR + size);
+  urtp_h26x_write_hdr(d, h + rh, tmpl, d->ap_type);
+  commit(p, out, niov, rh + size);
   return 0;
 }
 
@@ -227,8 +262,11 @@ int urtp_pay_nals(urtp_pay_t *p, const urtp_nal_t *nals, size_t n, uint32_t ts, 
   const urtp_h26x_desc_t *d = p->desc;
   if (!d)
     return -EINVAL;
+  int r = begin_call(p);
+  if (r < 0)
+    return r;
   const size_t hl = d->hdr_len;
-  const size_t room = p->cfg.mtu - RTP_HDR;     /* payload bytes per packet */
+  const size_t room = p->cfg.mtu - p->hlen;     /* payload bytes per packet */
   const size_t frag_max = room - hl - 1;
 
   /* First pass: an upper bound on packets (so that one reservation covers
@@ -323,23 +361,23 @@ int urtp_pay_annexb(urtp_pay_t *p, const uint8_t *buf, size_t len, uint32_t ts, 
 int urtp_pay_frame(urtp_pay_t *p, const uint8_t *data, size_t len, uint32_t ts, bool marker,
                    urtp_batch_t *out)
 {
-  if (len > p->cfg.mtu - RTP_HDR)
+  if (begin_call(p) < 0 || len > p->cfg.mtu - p->hlen)
     return -EMSGSIZE;
   if (urtp_batch_reserve(out, 1, 2))
     return -ENOMEM;
-  uint8_t *h = urtp_batch_arena_take(out, RTP_HDR);
+  uint8_t *h = urtp_batch_arena_take(out, p->hlen);
   if (!h)
     return -ENOMEM;
-  urtp_rtp_write_fixed(h, p->cfg.pt, marker, p->seq, ts, p->cfg.ssrc);
+  write_hdr(p, h, marker, ts);
   struct iovec *v = out->iov + out->niov;
   v[0].iov_base = h;
-  v[0].iov_len = RTP_HDR;
+  v[0].iov_len = p->hlen;
   uint16_t niov = 1;
   if (len) {
     v[1].iov_base = unconst(data);
     v[1].iov_len = len;
     niov = 2;
   }
-  commit(p, out, niov, RTP_HDR + len);
+  commit(p, out, niov, p->hlen + len);
   return 1;
 }

@@ -153,6 +153,11 @@ static enum rtx_result retransmit(urtp_sendstream_t *ss, uint16_t seq, uint64_t 
                         ss->rtx_seq, out, RTX_BUF);
   if (n < 0)
     return RTX_ERROR;
+  /* a retransmission is a packet of its own for transport-wide feedback */
+  unsigned tw = atomic_load(&ss->tw_id);
+  if (tw)
+    urtp_hdrext_restamp(out, (size_t)n, tw,
+                        (uint16_t)atomic_fetch_add_explicit(&ss->tw_next, 1, memory_order_relaxed));
 #ifdef URTP_HAVE_SRTP
   if (ss->secure) {
     urtp_srtp_t *ctx = rtx_srtp(ss);

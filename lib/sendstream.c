@@ -105,6 +105,42 @@ static void thread_send(void *user, const urtp_batch_t *b)
   }
 }
 
+/* --- header extensions --------------------------------------------------- */
+
+/* The block from the elements and tw_id, handed to pay. */
+static int ext_reseal(urtp_sendstream_t *ss, const urtp_hdrext_t *x, unsigned tw_id)
+{
+  urtp_hdrext_block_t b;
+  int r = urtp_hdrext_seal(x, tw_id, &b);
+  if (r < 0)
+    return r;
+  if (x != &ss->ext_elems) {
+    if (x)
+      ss->ext_elems = *x;
+    else
+      urtp_hdrext_reset(&ss->ext_elems, false);
+  }
+  atomic_store(&ss->tw_id, tw_id);
+  memcpy(ss->ext_block.bytes, b.bytes, b.len);
+  ss->ext_block.len = b.len;
+  ss->ext_block.tw_off = b.tw_off;
+  if (ss->have_pay)
+    urtp_pay_set_hdrext(&ss->pay, b.len ? &ss->ext_block : NULL, &ss->tw_next);
+  return 0;
+}
+
+int urtp_sendstream_set_hdrext(urtp_sendstream_t *ss, const urtp_hdrext_t *x)
+{
+  return ext_reseal(ss, x && x->len ? x : NULL, atomic_load(&ss->tw_id));
+}
+
+int urtp_sendstream_set_twcc(urtp_sendstream_t *ss, unsigned id)
+{
+  if (id > 255)
+    return -EINVAL;
+  return ext_reseal(ss, &ss->ext_elems, id);
+}
+
 /* Publishes what push counted since the last call (one lock per flush). */
 static void publish_push_counters(urtp_sendstream_t *ss)
 {
@@ -681,6 +717,7 @@ int urtp_sendstream_set_format(urtp_sendstream_t *ss, const urtp_sendstream_form
   urtp_pay_t pay;
   if ((r = urtp_pay_init(&pay, &pc)) < 0)
     return r;
+  urtp_pay_set_hdrext(&pay, ss->ext_block.len ? &ss->ext_block : NULL, &ss->tw_next);
   /* counters continue across formats */
   pay.packets = ss->have_pay ? ss->pay.packets : 0;
   pay.bytes = ss->have_pay ? ss->pay.bytes : 0;

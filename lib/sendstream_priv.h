@@ -107,6 +107,14 @@ struct urtp_sendstream {
   unsigned nal_length_size;       /* of length-prefixed input; 0: unknown */
   urtp_pay_t pay;
   bool have_pay;
+  /* header extensions (hdrext.h): the elements set for the next pushes and
+   * the block pay copies into every packet, written by the streaming
+   * thread between pushes; the transport-wide sequence numbers are taken
+   * by pay and by retransmissions (the RTCP thread) */
+  urtp_hdrext_t ext_elems;
+  urtp_hdrext_block_t ext_block;
+  atomic_uint tw_id;
+  urtp_tw_counter_t tw_next;
 
   /* parameter sets: the current ones change under ps_lock */
   pthread_mutex_t ps_lock;

@@ -28,6 +28,10 @@
  *  - The marker bit is set on the last packet of an access unit.
  *  - Sequence numbers continue across calls; nothing allocates once the
  *    batch and the NAL list have grown to the stream's largest access unit.
+ *  - With a header extension block set (urtp_pay_set_hdrext), every packet
+ *    of a call carries it after the fixed header (X bit set), each with the
+ *    next transport-wide sequence number when the block has one; the mtu
+ *    bounds the packet with the block. Without one, packets are as before.
  */
 #ifndef URTP_PAY_H
 #define URTP_PAY_H
@@ -36,8 +40,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdatomic.h>
+
 #include "batch.h"
 #include "codec.h"
+#include "hdrext.h"
 
 #define URTP_PAY_DEFAULT_MTU 1400
 #define URTP_PAY_MIN_MTU 64
@@ -60,12 +67,23 @@ typedef struct urtp_pay {
   uint64_t pad_bytes;             /* RTP padding among those bytes */
   urtp_nal_t *nals;               /* scratch for urtp_pay_annexb() */
   size_t nals_cap;
+  const urtp_hdrext_block_t *ext; /* urtp_pay_set_hdrext(); NULL: none */
+  urtp_tw_counter_t *tw_next;
+  size_t hlen;                    /* RTP header bytes in this call's packets */
 } urtp_pay_t;
 
 /* Returns 0, or -EINVAL for a bad configuration (mtu < 64 or > 65535, pt >
  * 127). */
 int urtp_pay_init(urtp_pay_t *p, const urtp_pay_config_t *cfg);
 void urtp_pay_destroy(urtp_pay_t *p);
+
+/* The header extension block every packet gets from the next call on (b
+ * NULL: none), read at each call: the caller may change it between calls.
+ * tw_next: the transport-wide sequence numbers (the next one; shared with
+ * whoever else numbers packets of the session, such as retransmissions);
+ * needed when b has one. A call whose packets cannot hold b and some
+ * payload within the mtu fails with -EMSGSIZE. */
+void urtp_pay_set_hdrext(urtp_pay_t *p, const urtp_hdrext_block_t *b, urtp_tw_counter_t *tw_next);
 
 /* Packetizes NAL units (without start codes) with RTP timestamp ts,
  * appending the packets to out. end_of_au: the NAL units end an access unit,

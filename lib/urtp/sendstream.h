@@ -88,6 +88,7 @@
 #include <stdint.h>
 
 #include "codec.h"
+#include "hdrext.h"
 #include "net.h"
 #include "params.h"
 #include "rtcp.h"
@@ -380,6 +381,18 @@ void urtp_sendstream_set_pacing(urtp_sendstream_t *ss, uint64_t rate_bps, double
  * last whole second the sends waited for the pacer more than 95% of the
  * time (the stream's input is then held back by the pacer). Any thread. */
 bool urtp_sendstream_pacing_behind(urtp_sendstream_t *ss);
+
+/* Header extensions (RFC 8285, hdrext.h). The elements every packet of the
+ * next pushes carries (x NULL or empty: none), copied: set them before
+ * each push whose values differ. Returns 0, or -EINVAL / -ENOSPC when they
+ * cannot be sealed together with the transport-wide sequence number.
+ * Streaming thread, between pushes. */
+int urtp_sendstream_set_hdrext(urtp_sendstream_t *ss, const urtp_hdrext_t *x);
+/* Numbers every packet sent from the next push on, retransmissions
+ * included, with a transport-wide sequence number (one counter for the
+ * session) in element id (1-255; 0: none). Returns 0 or -EINVAL. Streaming
+ * thread, between pushes. */
+int urtp_sendstream_set_twcc(urtp_sendstream_t *ss, unsigned id);
 
 /* Clients: one stream to several receivers, as multiudpsink does it.
  *
