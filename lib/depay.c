@@ -158,6 +158,8 @@ struct urtp_depay {
   /* access unit in progress */
   bool in_au;
   uint64_t au_arrival;
+  uint16_t au_ext_profile, au_ext_len;  /* urtp_au_t's ext */
+  uint8_t au_ext[URTP_HDREXT_MAX];
   uint32_t au_ssrc;
   uint8_t *buf;
   size_t len, cap, hint;
@@ -371,11 +373,22 @@ static void enqueue(urtp_depay_t *d, const urtp_au_t *au)
 
 /* ---- access unit boundaries ---- */
 
+/* Keeps p's header extension for the access unit (the first one that fits). */
+static void keep_ext(uint16_t *profile, uint16_t *len, uint8_t *ext, const urtp_rtp_pkt_t *p)
+{
+  if (*len || !p->hdr.has_ext || p->hdr.ext_len == 0 || p->hdr.ext_len > URTP_HDREXT_MAX)
+    return;
+  *profile = p->hdr.ext_profile;
+  *len = (uint16_t)p->hdr.ext_len;
+  memcpy(ext, p->hdr.ext_data, p->hdr.ext_len);
+}
+
 static void start_au(urtp_depay_t *d, uint32_t ts, uint32_t ssrc, uint64_t seq)
 {
   d->in_au = true;
   d->au_ssrc = ssrc;
   d->au_arrival = d->ro.delivered_at;
+  d->au_ext_len = 0;
   d->ts = ts;
   d->first_seq = seq;
   d->len = 0;
@@ -428,7 +441,10 @@ static void finish_au(urtp_depay_t *d, bool no_marker)
              (d->damaged ? URTP_AU_DAMAGED : 0u) | (no_marker ? URTP_AU_NO_MARKER : 0u),
     .ssrc = d->au_ssrc,
     .arrival = d->au_arrival,
+    .ext_profile = d->au_ext_profile,
+    .ext_len = d->au_ext_len,
   };
+  memcpy(au.ext, d->au_ext, d->au_ext_len);
   enqueue(d, &au);
   d->buf = NULL;
   d->cap = 0;
@@ -661,6 +677,7 @@ static void opus_packet(urtp_depay_t *d, const urtp_rtp_pkt_t *p, uint64_t seq)
     .ssrc = p->hdr.ssrc,
     .arrival = d->ro.delivered_at,
   };
+  keep_ext(&au.ext_profile, &au.ext_len, au.ext, p);
   d->discont = false;
   enqueue(d, &au);
 }
@@ -747,6 +764,8 @@ static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t seq,
     }
   }
   d->last_seq = seq;
+  if (p->hdr.has_ext)
+    keep_ext(&d->au_ext_profile, &d->au_ext_len, d->au_ext, p);
   h26x_packet(d, p);
   if (p->hdr.marker)
     finish_au(d, false);

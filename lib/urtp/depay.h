@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "codec.h"
+#include "hdrext.h"
 #include "reorder.h"
 
 #define URTP_DEPAY_QUEUE 64
@@ -87,6 +88,12 @@ struct urtp_au {
   uint32_t ssrc;            /* of its first packet */
   uint64_t arrival;         /* when its first packet arrived (push_at's now) */
   uint64_t pts;             /* for the owner's on_au callback; else 0 */
+  /* the RTP header extension (profile and data, as urtp_rtp_parse gives
+   * them; hdrext.h reads the elements) of its first packet that had one
+   * of at most URTP_HDREXT_MAX bytes; ext_len 0: none */
+  uint16_t ext_profile;
+  uint16_t ext_len;
+  uint8_t ext[URTP_HDREXT_MAX];
 };
 
 /* Unsupported packets in a row, none usable, that make a stream one this

@@ -14,6 +14,7 @@
 
 #include "tap.h"
 #include "urtp/batch.h"
+#include "urtp/depay.h"
 #include "urtp/hdrext.h"
 #include "urtp/pay.h"
 #include "urtp/rtp.h"
@@ -356,6 +357,88 @@ static void test_pay_block(void)
   free(c);
 }
 
+/* The depacketizer gives each access unit the extension of its first packet
+ * that had one; one too large to keep is left out. */
+static void test_depay_keeps(void)
+{
+  urtp_hdrext_t x;
+  urtp_hdrext_reset(&x, false);
+  REQUIRE(urtp_hdrext_add(&x, 2, "mid0", 4) == 0);
+  urtp_hdrext_block_t blk;
+  REQUIRE(urtp_hdrext_seal(&x, 3, &blk) == 0);
+  urtp_tw_counter_t tw = 500;
+
+  urtp_pay_config_t pc = { .codec = URTP_CODEC_H265, .pt = 96, .ssrc = 9, .mtu = 400 };
+  urtp_pay_t pay;
+  REQUIRE(urtp_pay_init(&pay, &pc) == 0);
+  urtp_depay_config_t dc = { .codec = URTP_CODEC_H265, .pt = 96, .ssrc = -1 };
+  urtp_depay_t *d = urtp_depay_new(&dc);
+  REQUIRE(d);
+  uint8_t nal[3000];
+  memset(nal, 0x33, sizeof nal);
+  nal[0] = 19 << 1;     /* IDR_W_RADL */
+  nal[1] = 1;
+  urtp_nal_t n = { nal, sizeof nal };
+  uint8_t pkt[2000];
+  urtp_batch_t b;
+  urtp_batch_init(&b);
+
+  /* the block on every packet, but AU 1's first packet has none */
+  int per_au = 0;
+  for (int au = 0; au < 3; au++) {
+    urtp_batch_clear(&b);
+    urtp_pay_set_hdrext(&pay, &blk, &tw);
+    REQUIRE((per_au = urtp_pay_nals(&pay, &n, 1, 3000u * (uint32_t)au, true, &b)) > 2);
+    for (size_t i = 0; i < b.npkts; i++) {
+      size_t len = urtp_batch_copy_pkt(&b, i, pkt, sizeof pkt);
+      if (au == 1 && i == 0) {
+        /* rewrite the first packet without its extension */
+        memmove(pkt + 12, pkt + 12 + blk.len, len - 12 - blk.len);
+        pkt[0] &= (uint8_t)~0x10;
+        len -= blk.len;
+      }
+      urtp_depay_push(d, pkt, len);
+    }
+  }
+  urtp_au_t a;
+  for (int au = 0; au < 3; au++) {
+    REQUIRE(urtp_depay_pop(d, &a));
+    CHECK_EQ(a.len, 4 + sizeof nal);   /* with its start code */
+    CHECK_EQ(a.ext_profile, URTP_HDREXT_ONE_BYTE);
+    CHECK_EQ(a.ext_len, blk.len - 4);
+    size_t ml = 0;
+    const uint8_t *mid = urtp_hdrext_find(a.ext_profile, a.ext, a.ext_len, 2, &ml);
+    CHECK(mid && ml == 4 && memcmp(mid, "mid0", 4) == 0);
+    const uint8_t *t = urtp_hdrext_find(a.ext_profile, a.ext, a.ext_len, 3, &ml);
+    REQUIRE(t && ml == 2);
+    /* AU 0's first packet is number 500; AU 1's kept one is its second */
+    uint16_t first = (uint16_t)(t[0] << 8 | t[1]);
+    CHECK_EQ(first, 500 + au * per_au + (au == 1));
+    free(a.data);
+  }
+  CHECK(!urtp_depay_pop(d, &a));
+
+  /* an extension larger than URTP_HDREXT_MAX: the AU comes, without it */
+  uint8_t big[12 + 4 + 400 + 40];
+  urtp_rtp_write_fixed(big, 96, true, pay.seq, 99999, 9);
+  big[0] |= 0x10;
+  big[12] = 0xbe;
+  big[13] = 0xde;
+  big[14] = 0;
+  big[15] = 100;
+  memset(big + 16, 0, 400);
+  memcpy(big + 416, nal, 40);
+  urtp_depay_push(d, big, sizeof big);
+  REQUIRE(urtp_depay_pop(d, &a));
+  CHECK_EQ(a.len, 4 + 40);
+  CHECK_EQ(a.ext_len, 0);
+  free(a.data);
+
+  urtp_batch_free(&b);
+  urtp_pay_destroy(&pay);
+  urtp_depay_free(d);
+}
+
 int main(void)
 {
   TAP_RUN(test_one_byte_block);
@@ -364,5 +447,6 @@ int main(void)
   TAP_RUN(test_parse);
   TAP_RUN(test_round_trip);
   TAP_RUN(test_pay_block);
+  TAP_RUN(test_depay_keeps);
   return tap_done();
 }
