@@ -159,6 +159,18 @@ static void media_level(sb_t *b, const urtp_sdp_desc_t *d)
       sb_printf(b, ";rtx-time=%u", d->rtx_time_ms);
     sb_printf(b, "\r\n");
   }
+  /* header extensions (RFC 8285 section 5), IDs beyond the one-byte form
+   * announced as mixed (section 6) */
+  bool two_byte = false;
+  for (size_t i = 0; i < d->n_extmap && i < URTP_SDP_MAX_EXTMAP; i++)
+    two_byte |= d->extmap[i].uri && d->extmap[i].id > 14 && d->extmap[i].id <= 255;
+  if (two_byte)
+    sb_printf(b, "a=extmap-allow-mixed\r\n");
+  for (size_t i = 0; i < d->n_extmap && i < URTP_SDP_MAX_EXTMAP; i++) {
+    const urtp_sdp_extmap_t *e = &d->extmap[i];
+    if (e->uri && *e->uri && e->id >= 1 && e->id <= 255 && !strpbrk(e->uri, " \r\n"))
+      sb_printf(b, "a=extmap:%u %s\r\n", e->id, e->uri);
+  }
 }
 
 int urtp_sdp_write(const urtp_sdp_desc_t *d, char *out, size_t cap)

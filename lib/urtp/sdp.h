@@ -32,6 +32,14 @@
 #include "codec.h"
 #include "params.h"
 
+/* An RTP header extension in use (RFC 8285 section 5): a=extmap:id uri */
+typedef struct urtp_sdp_extmap {
+  unsigned id;                  /* 1-255 */
+  const char *uri;
+} urtp_sdp_extmap_t;
+
+#define URTP_SDP_MAX_EXTMAP 32
+
 typedef struct urtp_sdp_desc {
   const char *addr;             /* destination, numeric IPv4 or IPv6 */
   uint16_t port;                /* RTP port */
@@ -52,6 +60,11 @@ typedef struct urtp_sdp_desc {
   bool rtx;
   uint8_t rtx_pt;
   unsigned rtx_time_ms;
+  /* header extensions (hdrext.h); entries without a URI or an ID are left
+   * out; a=extmap-allow-mixed (RFC 8285 section 6) when one needs the
+   * two-byte form */
+  urtp_sdp_extmap_t extmap[URTP_SDP_MAX_EXTMAP];
+  size_t n_extmap;
 } urtp_sdp_desc_t;
 
 /* Writes the description of d into out, NUL-terminated. Returns the text's

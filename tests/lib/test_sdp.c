@@ -207,6 +207,40 @@ static void test_feedback_rtx(void)
                  "a=fmtp:112 apt=111\r\n");
 }
 
+/* Header extensions (RFC 8285 5, 6): a=extmap per extension, entries
+ * without an ID or URI left out, extmap-allow-mixed for IDs above 14. */
+static void test_extmap(void)
+{
+  urtp_sdp_desc_t d = { .addr = "192.0.2.7", .port = 5004, .session_id = 9,
+                        .codec = URTP_CODEC_H264, .pt = 96, .n_extmap = 4,
+                        .extmap = { { 1, "urn:ietf:params:rtp-hdrext:ntp-64" },
+                                    { 0, "urn:ietf:params:rtp-hdrext:sdes:mid" },
+                                    { 3, NULL },
+                                    { 5, "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01" } } };
+  check_text(&d, "v=0\r\n"
+                 "o=- 9 1 IN IP4 127.0.0.1\r\n"
+                 "s=-\r\n"
+                 "c=IN IP4 192.0.2.7\r\n"
+                 "t=0 0\r\n"
+                 "m=video 5004 RTP/AVP 96\r\n"
+                 "a=rtpmap:96 H264/90000\r\n"
+                 "a=fmtp:96 packetization-mode=1\r\n"
+                 "a=extmap:1 urn:ietf:params:rtp-hdrext:ntp-64\r\n"
+                 "a=extmap:5 http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01\r\n");
+  d.extmap[0].id = 20;
+  d.n_extmap = 1;
+  check_text(&d, "v=0\r\n"
+                 "o=- 9 1 IN IP4 127.0.0.1\r\n"
+                 "s=-\r\n"
+                 "c=IN IP4 192.0.2.7\r\n"
+                 "t=0 0\r\n"
+                 "m=video 5004 RTP/AVP 96\r\n"
+                 "a=rtpmap:96 H264/90000\r\n"
+                 "a=fmtp:96 packetization-mode=1\r\n"
+                 "a=extmap-allow-mixed\r\n"
+                 "a=extmap:20 urn:ietf:params:rtp-hdrext:ntp-64\r\n");
+}
+
 static void test_sizes(void)
 {
   urtp_params_t ps;
@@ -290,6 +324,7 @@ int main(void)
   TAP_RUN(test_h266_multicast);
   TAP_RUN(test_opus);
   TAP_RUN(test_feedback_rtx);
+  TAP_RUN(test_extmap);
   TAP_RUN(test_sizes);
   TAP_RUN(test_fmtp_rules);
   return tap_done();
