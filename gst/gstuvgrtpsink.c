@@ -192,9 +192,14 @@ enum
   PROP_SEQNUM,
   PROP_TIMESTAMP,
   PROP_FORCE_IPV4,
+  PROP_AUTO_HEADER_EXTENSION,
+  PROP_EXTENSIONS,
+  PROP_RTP_CAPS,
   /* GST_UVGRTP_N_PROPS shared ids from here on (gstuvgrtpprops.h) */
   PROP_SHARED_FIRST,
 };
+
+static guint request_extension_signal;
 
 /* One mapped input buffer: the hold of a push (lib/urtp/sendstream.h),
  * given back by release_hold() once no packet points into it. */
@@ -239,6 +244,9 @@ static GstFlowReturn gst_uvgrtp_sink_render_list (GstBaseSink * bsink,
     GstBufferList * list);
 static gboolean gst_uvgrtp_sink_unlock (GstBaseSink * bsink);
 static gboolean gst_uvgrtp_sink_unlock_stop (GstBaseSink * bsink);
+static void gst_uvgrtp_sink_add_extension (GstUvgRtpSink * self,
+    GstRTPHeaderExtension * ext);
+static void gst_uvgrtp_sink_clear_extensions (GstUvgRtpSink * self);
 static gboolean gst_uvgrtp_sink_zrtp_set_sas_verified (GstUvgRtpSink * self,
     gboolean verified);
 
@@ -665,6 +673,27 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           "Ignored, as udpsink's (deprecated there)", FALSE,
           G_PARAM_READWRITE | G_PARAM_DEPRECATED | G_PARAM_STATIC_STRINGS));
   gst_uvgrtp_sink_install_clients (gobject_class);
+  /* RTP header extensions: RTPBasePayload's API (gstuvgrtphdrext.c) */
+  request_extension_signal = gst_uvgrtp_hdrext_install (gobject_class,
+      PROP_AUTO_HEADER_EXTENSION, PROP_EXTENSIONS,
+      G_CALLBACK (gst_uvgrtp_sink_add_extension),
+      G_CALLBACK (gst_uvgrtp_sink_clear_extensions));
+  /**
+   * GstUvgRtpSink:rtp-caps:
+   *
+   * The application/x-rtp caps a capsfilter after the stock payloader
+   * would hold: their extmap-N fields enable RTP header extensions (with
+   * #GstUvgRtpSink:auto-header-extension or a handler of
+   * #GstUvgRtpSink::request-extension), as downstream caps do for
+   * RTPBasePayload. The other fields are not read: payload type, SSRC and
+   * the rest have properties of their own. Extensions enabled stay until
+   * #GstUvgRtpSink::clear-extensions.
+   */
+  g_object_class_install_property (gobject_class, PROP_RTP_CAPS,
+      g_param_spec_boxed ("rtp-caps", "RTP caps",
+          "application/x-rtp caps whose extmap-N fields enable RTP header "
+          "extensions", GST_TYPE_CAPS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   /* documented in gstuvgrtpstats.c */
   g_object_class_install_property (gobject_class, PROP_STATS,
       gst_uvgrtp_sink_stats_param_spec ());
@@ -725,6 +754,8 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->send_duplicates = DEFAULT_SEND_DUPLICATES;
   gst_uvgrtp_sink_clients_init (self);
   gst_uvgrtp_settings_init (&self->common, GST_UVGRTP_ROLE_SENDER);
+  gst_uvgrtp_hdrext_init (&self->hdrext, GST_ELEMENT (self),
+      request_extension_signal);
 
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
@@ -750,6 +781,8 @@ gst_uvgrtp_sink_finalize (GObject * object)
   g_free (self->sdp_file);
   g_free (self->remote_ip);
   gst_uvgrtp_sink_clients_finalize (self);
+  gst_uvgrtp_hdrext_finalize (&self->hdrext);
+  gst_clear_caps (&self->rtp_caps);
   gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
   gst_uvgrtp_zrtp_ctl_unref (self->zrtp_ctl);
   gst_uvgrtp_settings_clear (&self->common);
@@ -867,6 +900,9 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
   gchar *host;
   gint port;
 
+  if (gst_uvgrtp_hdrext_set_property (&self->hdrext, prop_id,
+          PROP_AUTO_HEADER_EXTENSION, PROP_EXTENSIONS, value))
+    return;
   /* the destinations change under locks of their own */
   switch (prop_id) {
     case PROP_HOST:
@@ -884,6 +920,17 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
       return;
     case PROP_FORCE_IPV4:
       return;
+    case PROP_RTP_CAPS:{
+      GstCaps *caps = g_value_dup_boxed (value);
+
+      GST_OBJECT_LOCK (self);
+      gst_caps_replace (&self->rtp_caps, caps);
+      GST_OBJECT_UNLOCK (self);
+      /* emits request-extension: not under the object lock */
+      gst_uvgrtp_hdrext_from_caps (&self->hdrext, caps);
+      gst_clear_caps (&caps);
+      return;
+    }
     case PROP_SEND_DUPLICATES:
       GST_OBJECT_LOCK (self);
       self->send_duplicates = g_value_get_boolean (value);
@@ -939,6 +986,9 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
     g_value_take_string (value, gst_uvgrtp_sink_get_clients (self));
     return;
   }
+  if (gst_uvgrtp_hdrext_get_property (&self->hdrext, prop_id,
+          PROP_AUTO_HEADER_EXTENSION, PROP_EXTENSIONS, value))
+    return;
   GST_OBJECT_LOCK (self);
   if (prop_id == PROP_SDP)
     g_value_take_string (value, gst_uvgrtp_sink_build_sdp (self));
@@ -946,6 +996,8 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
     g_value_set_boolean (value, self->send_duplicates);
   else if (prop_id == PROP_FORCE_IPV4)
     g_value_set_boolean (value, FALSE);
+  else if (prop_id == PROP_RTP_CAPS)
+    g_value_set_boxed (value, self->rtp_caps);
   else if (prop_id == PROP_BYTES_SERVED || prop_id == PROP_SEQNUM) {
     urtp_sendstream_stats_t st;
 
@@ -963,6 +1015,19 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
           PROP_SHARED_FIRST, prop_field, prop_id, value))
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
   GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_uvgrtp_sink_add_extension (GstUvgRtpSink * self,
+    GstRTPHeaderExtension * ext)
+{
+  gst_uvgrtp_hdrext_add (&self->hdrext, ext);
+}
+
+static void
+gst_uvgrtp_sink_clear_extensions (GstUvgRtpSink * self)
+{
+  gst_uvgrtp_hdrext_clear (&self->hdrext);
 }
 
 static gboolean
@@ -1421,6 +1486,8 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   GST_OBJECT_UNLOCK (self);
   self->last_rtptime = self->cur_ts_offset;
   self->last_running_time = GST_CLOCK_TIME_NONE;
+  /* the new stream is told the header extensions at the first buffer */
+  self->hdrext_serial = g_atomic_int_get (&self->hdrext.serial) - 1;
   self->errors_logged = self->srtp_errors_logged = 0;
   self->last_warning = 0;
   self->warned_no_ps = FALSE;
@@ -1526,6 +1593,32 @@ post_send_failed (GstUvgRtpSink * self)
           g_strerror (st.last_error)));
 }
 
+/* The RTP header extensions of the access unit in buf: the elements written
+ * once here, copied by lib/ into each of its packets; the transport-wide
+ * sequence number lib/ writes per packet. Nothing while there are none. */
+static void
+set_header_extensions (GstUvgRtpSink * self, GstBuffer * buf, guint32 ts)
+{
+  gint serial = g_atomic_int_get (&self->hdrext.serial);
+  gboolean any = gst_uvgrtp_hdrext_any (&self->hdrext);
+
+  if (serial != self->hdrext_serial) {
+    self->hdrext_serial = serial;
+    urtp_sendstream_set_twcc (self->stream,
+        gst_uvgrtp_hdrext_twcc_id (&self->hdrext));
+    if (!any)
+      urtp_sendstream_set_hdrext (self->stream, NULL);
+  }
+  if (any) {
+    gboolean some = gst_uvgrtp_hdrext_write (&self->hdrext, buf,
+        self->cur_ssrc, (guint8) self->pt, 0, ts, &self->hdrext_elems);
+    if (urtp_sendstream_set_hdrext (self->stream, some ?
+            &self->hdrext_elems : NULL) < 0)
+      GST_WARNING_OBJECT (self, "RTP header extensions left out: too many "
+          "bytes with the transport-wide sequence number");
+  }
+}
+
 /* Maps buf and hands it to the stream, which packetizes it into the batch
  * of this render; the mapping is released once no packet needs it. */
 static GstFlowReturn
@@ -1564,6 +1657,7 @@ push_buffer (GstUvgRtpSink * self, GstBuffer * buf)
   if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_HEADER))
     flags |= URTP_SEND_HEADER;
 
+  set_header_extensions (self, buf, ts);
   /* h goes back to the free list through release_hold(), in every case */
   r = urtp_sendstream_push (self->stream, h->map.data, size, ts,
       GST_CLOCK_TIME_IS_VALID (rt) ? (gint64) rt : -1, flags, h);

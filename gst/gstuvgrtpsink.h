@@ -14,6 +14,7 @@
 
 #include "gstuvgrtpcommon.h"
 #include "gstuvgrtpprops.h"
+#include "gstuvgrtphdrext.h"
 #include "gstuvgrtpsrtp.h"
 #include "gstuvgrtpzrtpctl.h"
 
@@ -69,6 +70,10 @@ struct _GstUvgRtpSink
   guint64 min_force_key_unit_interval;  /* ns */
   gchar *sdp_file;
   gboolean send_duplicates;
+  GstCaps *rtp_caps;            /* extmap-N fields for header extensions */
+
+  /* RTP header extensions (gstuvgrtphdrext.h; a lock of its own) */
+  GstUvgRtpHdrExt hdrext;
 
   /* the destinations as given (gstuvgrtpsinkclients.c): host and port are
    * one of them; under the object lock. clients_busy counts callers using
@@ -111,6 +116,8 @@ struct _GstUvgRtpSink
   gint64 last_warning;
   gboolean warned_no_ps;
   gboolean warned_behind;       /* the pacing-behind warning is posted */
+  gint hdrext_serial;           /* hdrext.serial the stream was set for */
+  urtp_hdrext_t hdrext_elems;   /* the access unit's elements */
 
   /* ZRTP: the endpoint (pointer under the object lock; set in start(),
    * kept after stop() for the properties); the stream keeps its keys in

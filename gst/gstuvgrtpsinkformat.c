@@ -40,6 +40,7 @@ gst_uvgrtp_sink_build_sdp (GstUvgRtpSink * self)
   d.rtx = self->rtcp_on && self->rtx_on;
   d.rtx_pt = self->cur_rtx_pt;
   d.rtx_time_ms = self->rtx_max_size_time;
+  gst_uvgrtp_hdrext_sdp (&self->hdrext, &d);
   n = urtp_sendstream_sdp (self->stream, &d, buf, sizeof buf);
   if (n < 0)
     return NULL;
@@ -168,6 +169,8 @@ gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
   /* A new codec forgets the parameter sets known so far; caps updated
    * mid-stream without codec_data keep them (an encoder may send them in
    * band only once, at the start); new codec_data replaces them. */
+  /* an extension may write what the media caps say (colour space) */
+  gst_uvgrtp_hdrext_set_sink_caps (&self->hdrext, caps);
   r = urtp_sendstream_set_format (self->stream, &fmt);
   if (r == -EINTR) {
     /* a flush is under way: what waited to be sent goes */

@@ -156,6 +156,12 @@ GST_DEBUG_CATEGORY (gst_uvgrtp_src_debug);
 /* Kernel drops are warned about at most this often. */
 #define DROP_WARNING_INTERVAL_US (10 * G_USEC_PER_SEC)
 
+static guint request_extension_signal;
+
+static void gst_uvgrtp_src_add_extension (GstUvgRtpSrc * self,
+    GstRTPHeaderExtension * ext);
+static void gst_uvgrtp_src_clear_extensions (GstUvgRtpSrc * self);
+
 enum
 {
   PROP_0,
@@ -179,6 +185,8 @@ enum
   PROP_LIP_SYNC,
   PROP_REQUEST_KEYFRAME,
   PROP_STATS,
+  PROP_AUTO_HEADER_EXTENSION,
+  PROP_EXTENSIONS,
   /* GST_UVGRTP_N_PROPS shared ids from here on (gstuvgrtpprops.h) */
   PROP_SHARED_FIRST,
 };
@@ -501,6 +509,12 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
   /* documented in gstuvgrtpstats.c */
   g_object_class_install_property (gobject_class, PROP_STATS,
       gst_uvgrtp_src_stats_param_spec ());
+  /* RTP header extensions: RTPBaseDepayload's API, extmap-N fields in
+   * 'caps' (gstuvgrtphdrext.c) */
+  request_extension_signal = gst_uvgrtp_hdrext_install (gobject_class,
+      PROP_AUTO_HEADER_EXTENSION, PROP_EXTENSIONS,
+      G_CALLBACK (gst_uvgrtp_src_add_extension),
+      G_CALLBACK (gst_uvgrtp_src_clear_extensions));
   /* socket, RTCP, SRTP, retransmission and ZRTP, as uvgrtpsink's */
   gst_uvgrtp_props_install (gobject_class, PROP_SHARED_FIRST,
       GST_UVGRTP_ROLE_RECEIVER,
@@ -553,6 +567,8 @@ gst_uvgrtp_src_init (GstUvgRtpSrc * self)
   self->lip_sync = DEFAULT_LIP_SYNC;
   self->request_keyframe = DEFAULT_REQUEST_KEYFRAME;
   gst_uvgrtp_settings_init (&self->common, GST_UVGRTP_ROLE_RECEIVER);
+  gst_uvgrtp_hdrext_init (&self->hdrext, GST_ELEMENT (self),
+      request_extension_signal);
   self->sock.fd = -1;
   self->sock.wake_fd = -1;
 
@@ -576,6 +592,7 @@ gst_uvgrtp_src_finalize (GObject * object)
   gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
   gst_uvgrtp_zrtp_ctl_unref (self->zrtp_ctl);
   gst_uvgrtp_settings_clear (&self->common);
+  gst_uvgrtp_hdrext_finalize (&self->hdrext);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -677,6 +694,13 @@ gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
 {
   GstUvgRtpSrc *self = GST_UVGRTP_SRC (object);
 
+  if (gst_uvgrtp_hdrext_set_property (&self->hdrext, prop_id,
+          PROP_AUTO_HEADER_EXTENSION, PROP_EXTENSIONS, value))
+    return;
+  if (prop_id == PROP_CAPS) {
+    /* extmap-N fields: emits request-extension, not under the object lock */
+    gst_uvgrtp_hdrext_from_caps (&self->hdrext, gst_value_get_caps (value));
+  }
   GST_OBJECT_LOCK (self);
   if (prop_id == PROP_URI) {
     if (!set_uri (self, g_value_get_string (value)))
@@ -703,11 +727,26 @@ gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
 }
 
 static void
+gst_uvgrtp_src_add_extension (GstUvgRtpSrc * self, GstRTPHeaderExtension * ext)
+{
+  gst_uvgrtp_hdrext_add (&self->hdrext, ext);
+}
+
+static void
+gst_uvgrtp_src_clear_extensions (GstUvgRtpSrc * self)
+{
+  gst_uvgrtp_hdrext_clear (&self->hdrext);
+}
+
+static void
 gst_uvgrtp_src_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
   GstUvgRtpSrc *self = GST_UVGRTP_SRC (object);
 
+  if (gst_uvgrtp_hdrext_get_property (&self->hdrext, prop_id,
+          PROP_AUTO_HEADER_EXTENSION, PROP_EXTENSIONS, value))
+    return;
   GST_OBJECT_LOCK (self);
   if (prop_id == PROP_URI)
     g_value_take_string (value, get_uri (self));
@@ -1350,6 +1389,26 @@ clock_now (GstUvgRtpSrc * self, GstClockTime * base_time)
   return now;
 }
 
+/* An extension read something that changes the output caps (colour
+ * space): the caps it makes of the current ones are set before the buffer
+ * goes. */
+static void
+update_caps_from_extensions (GstUvgRtpSrc * self)
+{
+  GstPad *pad = GST_BASE_SRC_PAD (self);
+  GstCaps *cur = gst_pad_get_current_caps (pad), *caps;
+
+  if (!cur)
+    return;
+  caps = gst_caps_make_writable (cur);
+  if (gst_uvgrtp_hdrext_update_caps (&self->hdrext, caps)) {
+    GST_INFO_OBJECT (self, "caps from the header extensions: %"
+        GST_PTR_FORMAT, caps);
+    gst_base_src_set_caps (GST_BASE_SRC (self), caps);
+  }
+  gst_caps_unref (caps);
+}
+
 /* Wraps the access unit into a buffer, without copying it. */
 static GstBuffer *
 make_buffer (GstUvgRtpSrc * self, const urtp_recvstream_frame_t * f)
@@ -1384,6 +1443,10 @@ make_buffer (GstUvgRtpSrc * self, const urtp_recvstream_frame_t * f)
       GST_BUFFER_DURATION (buf) = gst_util_uint64_scale_int (samples,
           GST_SECOND, 48000);
   }
+  /* what the header extensions say, onto the buffer (and the caps) */
+  if (f->au.ext_len && gst_uvgrtp_hdrext_has_any (&self->hdrext)
+      && gst_uvgrtp_hdrext_read (&self->hdrext, &f->au, buf))
+    update_caps_from_extensions (self);
   GST_LOG_OBJECT (self, "AU ts %u seq %" G_GUINT64_FORMAT "..%"
       G_GUINT64_FORMAT " %" G_GSIZE_FORMAT " bytes, %u NAL units, flags 0x%x,"
       " pts %" GST_TIME_FORMAT, f->au.rtp_ts, (guint64) f->au.first_seq,

@@ -14,6 +14,7 @@
 
 #include "gstuvgrtpcommon.h"
 #include "gstuvgrtpprops.h"
+#include "gstuvgrtphdrext.h"
 #include "gstuvgrtpsrtp.h"
 #include "gstuvgrtpzrtpctl.h"
 
@@ -46,6 +47,8 @@ struct _GstUvgRtpSrc
   gint port;
   gboolean reuse;
   GstCaps *caps;
+  /* RTP header extensions (gstuvgrtphdrext.h; a lock of its own) */
+  GstUvgRtpHdrExt hdrext;
   guint64 timeout;
   gchar *encoding_name;
   gint recv_mode;

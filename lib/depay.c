@@ -373,14 +373,25 @@ static void enqueue(urtp_depay_t *d, const urtp_au_t *au)
 
 /* ---- access unit boundaries ---- */
 
-/* Keeps p's header extension for the access unit (the first one that fits). */
+/* Gathers p's header extension elements for the access unit: the union
+ * over its packets, a later packet's value winning (a sender may put an
+ * element on one packet only: GStreamer's colour space on the marker
+ * packet). An extension that would make it larger than URTP_HDREXT_MAX is
+ * left out. */
 static void keep_ext(uint16_t *profile, uint16_t *len, uint8_t *ext, const urtp_rtp_pkt_t *p)
 {
-  if (*len || !p->hdr.has_ext || p->hdr.ext_len == 0 || p->hdr.ext_len > URTP_HDREXT_MAX)
+  size_t n = p->hdr.ext_len;
+  if (n == 0 || n > URTP_HDREXT_MAX)
     return;
-  *profile = p->hdr.ext_profile;
-  *len = (uint16_t)p->hdr.ext_len;
-  memcpy(ext, p->hdr.ext_data, p->hdr.ext_len);
+  if (*len == 0) {
+    *profile = p->hdr.ext_profile;
+    *len = (uint16_t)n;
+    memcpy(ext, p->hdr.ext_data, n);
+    return;
+  }
+  if (*len == n && *profile == p->hdr.ext_profile && memcmp(ext, p->hdr.ext_data, n) == 0)
+    return;
+  urtp_hdrext_merge(profile, ext, len, URTP_HDREXT_MAX, p->hdr.ext_profile, p->hdr.ext_data, n);
 }
 
 static void start_au(urtp_depay_t *d, uint32_t ts, uint32_t ssrc, uint64_t seq)

@@ -201,3 +201,63 @@ int urtp_hdrext_restamp(uint8_t *pkt, size_t len, unsigned tw_id, uint16_t seq)
   urtp_wr16(pkt + (d - pkt), seq);
   return 0;
 }
+
+int urtp_hdrext_merge(uint16_t *profile, uint8_t *data, uint16_t *len, size_t cap,
+                      uint16_t profile2, const uint8_t *data2, size_t len2)
+{
+  struct {
+    unsigned id;
+    const uint8_t *d;
+    size_t n;
+  } el[2 * URTP_HDREXT_MAX / 2];
+  size_t nel = 0;
+  urtp_hdrext_iter_t it;
+  unsigned id;
+  const uint8_t *d;
+  size_t n;
+  int r;
+
+  if (urtp_hdrext_iter_init(&it, profile2, data2, len2) < 0)
+    return -ENOTSUP;
+  bool two = it.two_byte;
+  /* the new elements first: they win */
+  while ((r = urtp_hdrext_next(&it, &id, &d, &n)) == 1) {
+    if (nel == sizeof el / sizeof el[0])
+      return -ENOSPC;
+    el[nel].id = id;
+    el[nel].d = d;
+    el[nel++].n = n;
+  }
+  if (r < 0)
+    return -EBADMSG;
+  size_t nnew = nel;
+  if (*len && urtp_hdrext_iter_init(&it, *profile, data, *len) == 0) {
+    two |= it.two_byte;
+    while (urtp_hdrext_next(&it, &id, &d, &n) == 1) {
+      bool dup = false;
+      for (size_t k = 0; k < nnew && !dup; k++)
+        dup = el[k].id == id;
+      if (dup)
+        continue;
+      if (nel == sizeof el / sizeof el[0])
+        return -ENOSPC;
+      el[nel].id = id;
+      el[nel].d = d;
+      el[nel++].n = n;
+    }
+  }
+  /* written aside first: the old elements point into data */
+  uint8_t out[URTP_HDREXT_MAX + 2 * URTP_HDREXT_MAX / 2];
+  size_t off = 0;
+  for (size_t k = 0; k < nel; k++) {
+    if (el[k].n == 0 && !two)
+      continue;
+    if (off + (two ? 2 : 1) + el[k].n > cap || off + (two ? 2 : 1) + el[k].n > sizeof out)
+      return -ENOSPC;
+    off += put(out + off, two, el[k].id, el[k].d, el[k].n);
+  }
+  memcpy(data, out, off);
+  *len = (uint16_t)off;
+  *profile = two ? URTP_HDREXT_TWO_BYTE : URTP_HDREXT_ONE_BYTE;
+  return 0;
+}

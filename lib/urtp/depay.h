@@ -88,9 +88,10 @@ struct urtp_au {
   uint32_t ssrc;            /* of its first packet */
   uint64_t arrival;         /* when its first packet arrived (push_at's now) */
   uint64_t pts;             /* for the owner's on_au callback; else 0 */
-  /* the RTP header extension (profile and data, as urtp_rtp_parse gives
-   * them; hdrext.h reads the elements) of its first packet that had one
-   * of at most URTP_HDREXT_MAX bytes; ext_len 0: none */
+  /* the RTP header extension elements of its packets (profile and data as
+   * urtp_rtp_parse gives them; hdrext.h reads the elements): their union,
+   * a later packet's element replacing an earlier one's with its ID, as
+   * long as they fit in URTP_HDREXT_MAX bytes; ext_len 0: none */
   uint16_t ext_profile;
   uint16_t ext_len;
   uint8_t ext[URTP_HDREXT_MAX];

@@ -114,6 +114,15 @@ int urtp_hdrext_next(urtp_hdrext_iter_t *it, unsigned *id, const uint8_t **data,
 const uint8_t *urtp_hdrext_find(uint16_t profile, const uint8_t *data, size_t len, unsigned id,
                                 size_t *out_len);
 
+/* Merges the elements of a received extension (profile2, data2, len2)
+ * into an access unit's (*profile, data, *len, at most cap bytes): those
+ * with an ID already there replace it, the others are added. The result is
+ * in the two-byte form when either was. Returns 0; -EBADMSG (data2
+ * malformed: nothing changed), -ENOTSUP (profile2 is no form of RFC 8285:
+ * nothing changed), -ENOSPC (the union does not fit: nothing changed). */
+int urtp_hdrext_merge(uint16_t *profile, uint8_t *data, uint16_t *len, size_t cap,
+                      uint16_t profile2, const uint8_t *data2, size_t len2);
+
 /* Writes seq into the transport-wide sequence number element tw_id of the
  * RTP packet pkt[0..len) (a retransmission gets a number of its own).
  * Returns 0, or -ENOENT when the packet has no such element of 2 bytes. */

@@ -357,8 +357,9 @@ static void test_pay_block(void)
   free(c);
 }
 
-/* The depacketizer gives each access unit the extension of its first packet
- * that had one; one too large to keep is left out. */
+/* The depacketizer gives each access unit the union of its packets'
+ * elements (a packet without any takes nothing away); one too large to
+ * keep is left out. */
 static void test_depay_keeps(void)
 {
   urtp_hdrext_t x;
@@ -411,9 +412,9 @@ static void test_depay_keeps(void)
     CHECK(mid && ml == 4 && memcmp(mid, "mid0", 4) == 0);
     const uint8_t *t = urtp_hdrext_find(a.ext_profile, a.ext, a.ext_len, 3, &ml);
     REQUIRE(t && ml == 2);
-    /* AU 0's first packet is number 500; AU 1's kept one is its second */
-    uint16_t first = (uint16_t)(t[0] << 8 | t[1]);
-    CHECK_EQ(first, 500 + au * per_au + (au == 1));
+    /* the last packet's number: a later packet's element wins */
+    uint16_t last = (uint16_t)(t[0] << 8 | t[1]);
+    CHECK_EQ(last, 500 + (au + 1) * per_au - 1);
     free(a.data);
   }
   CHECK(!urtp_depay_pop(d, &a));
@@ -439,6 +440,56 @@ static void test_depay_keeps(void)
   urtp_depay_free(d);
 }
 
+/* The union of two packets' elements: the second's replace the first's
+ * with their IDs, the form becomes two-byte when either is. */
+static void test_merge(void)
+{
+  uint8_t au[URTP_HDREXT_MAX];
+  uint16_t prof = URTP_HDREXT_ONE_BYTE, len = 0;
+  urtp_hdrext_t x;
+  urtp_hdrext_block_t b;
+
+  urtp_hdrext_reset(&x, false);
+  REQUIRE(urtp_hdrext_add(&x, 1, "abcd", 4) == 0 && urtp_hdrext_add(&x, 3, "m", 1) == 0);
+  REQUIRE(urtp_hdrext_seal(&x, 5, &b) == 0);
+  memcpy(au, b.bytes + 4, b.len - 4);
+  len = (uint16_t)(b.len - 4);
+  /* the marker packet: colour space (2), a new number (5), no MID */
+  urtp_hdrext_reset(&x, false);
+  REQUIRE(urtp_hdrext_add(&x, 2, "\x09\x10\x09\x11", 4) == 0);
+  REQUIRE(urtp_hdrext_seal(&x, 5, &b) == 0);
+  b.bytes[b.tw_off + 1] = 7;
+  CHECK_EQ(urtp_hdrext_merge(&prof, au, &len, sizeof au, URTP_HDREXT_ONE_BYTE, b.bytes + 4,
+                             b.len - 4), 0);
+  size_t n;
+  const uint8_t *d;
+  CHECK((d = urtp_hdrext_find(prof, au, len, 1, &n)) && n == 4 && memcmp(d, "abcd", 4) == 0);
+  CHECK((d = urtp_hdrext_find(prof, au, len, 2, &n)) && n == 4 && d[3] == 0x11);
+  CHECK((d = urtp_hdrext_find(prof, au, len, 3, &n)) && n == 1 && d[0] == 'm');
+  CHECK((d = urtp_hdrext_find(prof, au, len, 5, &n)) && n == 2 && d[1] == 7);
+  CHECK_EQ(prof, URTP_HDREXT_ONE_BYTE);
+  /* a two-byte packet makes the union two-byte */
+  const uint8_t two[] = { 20, 2, 0xaa, 0xbb };
+  CHECK_EQ(urtp_hdrext_merge(&prof, au, &len, sizeof au, 0x1000, two, sizeof two), 0);
+  CHECK_EQ(prof, URTP_HDREXT_TWO_BYTE);
+  CHECK((d = urtp_hdrext_find(prof, au, len, 20, &n)) && n == 2 && d[0] == 0xaa);
+  CHECK((d = urtp_hdrext_find(prof, au, len, 1, &n)) && n == 4 && memcmp(d, "abcd", 4) == 0);
+  /* malformed or foreign: nothing changes */
+  uint16_t before = len;
+  const uint8_t bad[] = { 0x13, 1 };
+  CHECK_EQ(urtp_hdrext_merge(&prof, au, &len, sizeof au, URTP_HDREXT_ONE_BYTE, bad, sizeof bad),
+           -EBADMSG);
+  CHECK_EQ(urtp_hdrext_merge(&prof, au, &len, sizeof au, 0x1234, two, sizeof two), -ENOTSUP);
+  CHECK_EQ(len, before);
+  /* too much together: nothing changes */
+  uint8_t big[200];
+  memset(big, 0, sizeof big);
+  big[0] = 30;
+  big[1] = 198;
+  CHECK_EQ(urtp_hdrext_merge(&prof, au, &len, 32, 0x1000, big, sizeof big), -ENOSPC);
+  CHECK_EQ(len, before);
+}
+
 int main(void)
 {
   TAP_RUN(test_one_byte_block);
@@ -447,6 +498,7 @@ int main(void)
   TAP_RUN(test_parse);
   TAP_RUN(test_round_trip);
   TAP_RUN(test_pay_block);
+  TAP_RUN(test_merge);
   TAP_RUN(test_depay_keeps);
   return tap_done();
 }
