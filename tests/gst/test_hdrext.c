@@ -75,6 +75,19 @@ stream_of (gint c)
   return &streams[c];
 }
 
+/* A big-endian number of n bytes at any alignment (extension data is not
+ * aligned). */
+static guint64
+be_uint (gconstpointer p, guint n)
+{
+  const guint8 *b = p;
+  guint64 v = 0;
+
+  for (guint i = 0; i < n; i++)
+    v = v << 8 | b[i];
+  return v;
+}
+
 static GstCaps *
 ntp_caps (void)
 {
@@ -304,11 +317,11 @@ run_sink_to_stock (gint c)
             &sz) && sz == 2 && memcmp (d, MID, 2) == 0, "packet %u: MID", i);
     fail_unless (gst_rtp_buffer_get_extension_onebyte_header (&rtp, 5, 0, &d,
             &sz) && sz == 2, "packet %u: no transport-wide number", i);
-    fail_unless_equals_int (GST_READ_UINT16_BE (d), tw_next);
+    fail_unless_equals_int ((guint16) be_uint (d, 2), tw_next);
     tw_next++;
     if (gst_rtp_buffer_get_extension_onebyte_header (&rtp, 1, 0, &d, &sz)) {
       fail_unless_equals_int (sz, 8);
-      ntp = gst_util_uint64_scale (GST_READ_UINT64_BE (d), GST_SECOND,
+      ntp = gst_util_uint64_scale (be_uint (d, 8), GST_SECOND,
           G_GUINT64_CONSTANT (1) << 32);
       /* its access unit: RTP timestamps 3000 apart from the first */
       fail_unless (ntp >= ntp_of (0) - 1 && ntp <= ntp_of (FRAMES - 1) + 1);
@@ -402,8 +415,8 @@ twcc_covered (GstBuffer * buf, GHashTable * covered, guint * feedbacks)
         || gst_rtcp_packet_fb_get_fci_length (&p) < 2)
       continue;
     fci = gst_rtcp_packet_fb_get_fci (&p);
-    base = GST_READ_UINT16_BE (fci);
-    count = GST_READ_UINT16_BE (fci + 2);
+    base = (guint16) be_uint (fci, 2);
+    count = (guint16) be_uint ((guint8 *) fci + 2, 2);
     for (guint k = 0; k < count; k++)
       g_hash_table_add (covered, GUINT_TO_POINTER ((guint) (guint16) (base +
                   k)));
