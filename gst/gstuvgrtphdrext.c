@@ -363,9 +363,10 @@ pick_form (GstUvgRtpHdrExt * h, GstBuffer * buf, gboolean * two_byte)
   return *two_byte ? TRUE : all_one && !need_two;
 }
 
-gboolean
-gst_uvgrtp_hdrext_write (GstUvgRtpHdrExt * h, GstBuffer * buf,
-    guint32 ssrc, guint8 pt, guint16 seq, guint32 ts, urtp_hdrext_t * x)
+/* The elements of the access unit in buf into x. FALSE when none wrote. */
+static gboolean
+write_elements (GstUvgRtpHdrExt * h, GstBuffer * buf, guint32 ssrc, guint8 pt,
+    guint32 ts, urtp_hdrext_t * x)
 {
   gboolean two_byte;
   GstRTPBuffer rtp = GST_RTP_BUFFER_INIT;
@@ -380,7 +381,6 @@ gst_uvgrtp_hdrext_write (GstUvgRtpHdrExt * h, GstBuffer * buf,
   if (gst_rtp_buffer_map (h->scratch, GST_MAP_WRITE, &rtp)) {
     gst_rtp_buffer_set_ssrc (&rtp, ssrc);
     gst_rtp_buffer_set_payload_type (&rtp, pt);
-    gst_rtp_buffer_set_seq (&rtp, seq);
     gst_rtp_buffer_set_timestamp (&rtp, ts);
     gst_rtp_buffer_set_marker (&rtp, TRUE);
     gst_rtp_buffer_unmap (&rtp);
@@ -420,6 +420,31 @@ gst_uvgrtp_hdrext_write (GstUvgRtpHdrExt * h, GstBuffer * buf,
   }
   g_mutex_unlock (&h->lock);
   return x->len > 0;
+}
+
+void
+gst_uvgrtp_hdrext_stream_started (GstUvgRtpHdrExt * h)
+{
+  h->stream_serial = g_atomic_int_get (&h->serial) - 1;
+}
+
+void
+gst_uvgrtp_hdrext_send (GstUvgRtpHdrExt * h, urtp_sendstream_t * ss,
+    GstBuffer * buf, guint32 ssrc, guint8 pt, guint32 ts)
+{
+  gint serial = g_atomic_int_get (&h->serial);
+  gboolean any = gst_uvgrtp_hdrext_any (h);
+
+  if (serial != h->stream_serial) {
+    h->stream_serial = serial;
+    urtp_sendstream_set_twcc (ss, gst_uvgrtp_hdrext_twcc_id (h));
+    if (!any)
+      urtp_sendstream_set_hdrext (ss, NULL);
+  }
+  if (any && urtp_sendstream_set_hdrext (ss, write_elements (h, buf, ssrc, pt,
+              ts, &h->elems) ? &h->elems : NULL) < 0)
+    GST_WARNING_OBJECT (h->element, "RTP header extensions left out: too "
+        "many bytes with the transport-wide sequence number");
 }
 
 gboolean

@@ -31,6 +31,7 @@
 #include "urtp/depay.h"
 #include "urtp/hdrext.h"
 #include "urtp/sdp.h"
+#include "urtp/sendstream.h"
 
 G_BEGIN_DECLS
 
@@ -49,6 +50,10 @@ typedef struct
   /* sending: the scratch RTP packet handed to write() as its output */
   GstBuffer *scratch;
   GstCaps *sink_caps;           /* the media caps, for set_non_rtp_sink_caps */
+  /* the streaming thread's: the serial the stream was last told, the
+   * access unit's elements */
+  gint stream_serial;
+  urtp_hdrext_t elems;
 } GstUvgRtpHdrExt;
 
 /* Installs auto-header-extension and extensions (property ids prop_auto and
@@ -98,10 +103,14 @@ gst_uvgrtp_hdrext_has_any (GstUvgRtpHdrExt * h)
 {
   return g_atomic_int_get (&h->n_all) > 0;
 }
-/* The elements of the access unit in buf into x: ssrc, pt, seq and ts make
- * the scratch packet the extensions see. Returns FALSE when none wrote. */
-gboolean gst_uvgrtp_hdrext_write (GstUvgRtpHdrExt * h, GstBuffer * buf,
-    guint32 ssrc, guint8 pt, guint16 seq, guint32 ts, urtp_hdrext_t * x);
+/* A new stream: it is told the extensions at its first access unit. */
+void gst_uvgrtp_hdrext_stream_started (GstUvgRtpHdrExt * h);
+/* Before the access unit in buf is pushed to ss (streaming thread): the
+ * transport-wide sequence number's ID when the set changed, and the
+ * elements the extensions write for it (ssrc, pt and ts make the scratch
+ * packet they see). Nothing while there is no extension. */
+void gst_uvgrtp_hdrext_send (GstUvgRtpHdrExt * h, urtp_sendstream_t * ss,
+    GstBuffer * buf, guint32 ssrc, guint8 pt, guint32 ts);
 
 /* Receiving: reads the access unit's elements onto outbuf. Returns TRUE
  * when an extension wants the output caps updated (then call

@@ -1486,8 +1486,7 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   GST_OBJECT_UNLOCK (self);
   self->last_rtptime = self->cur_ts_offset;
   self->last_running_time = GST_CLOCK_TIME_NONE;
-  /* the new stream is told the header extensions at the first buffer */
-  self->hdrext_serial = g_atomic_int_get (&self->hdrext.serial) - 1;
+  gst_uvgrtp_hdrext_stream_started (&self->hdrext);
   self->errors_logged = self->srtp_errors_logged = 0;
   self->last_warning = 0;
   self->warned_no_ps = FALSE;
@@ -1593,32 +1592,6 @@ post_send_failed (GstUvgRtpSink * self)
           g_strerror (st.last_error)));
 }
 
-/* The RTP header extensions of the access unit in buf: the elements written
- * once here, copied by lib/ into each of its packets; the transport-wide
- * sequence number lib/ writes per packet. Nothing while there are none. */
-static void
-set_header_extensions (GstUvgRtpSink * self, GstBuffer * buf, guint32 ts)
-{
-  gint serial = g_atomic_int_get (&self->hdrext.serial);
-  gboolean any = gst_uvgrtp_hdrext_any (&self->hdrext);
-
-  if (serial != self->hdrext_serial) {
-    self->hdrext_serial = serial;
-    urtp_sendstream_set_twcc (self->stream,
-        gst_uvgrtp_hdrext_twcc_id (&self->hdrext));
-    if (!any)
-      urtp_sendstream_set_hdrext (self->stream, NULL);
-  }
-  if (any) {
-    gboolean some = gst_uvgrtp_hdrext_write (&self->hdrext, buf,
-        self->cur_ssrc, (guint8) self->pt, 0, ts, &self->hdrext_elems);
-    if (urtp_sendstream_set_hdrext (self->stream, some ?
-            &self->hdrext_elems : NULL) < 0)
-      GST_WARNING_OBJECT (self, "RTP header extensions left out: too many "
-          "bytes with the transport-wide sequence number");
-  }
-}
-
 /* Maps buf and hands it to the stream, which packetizes it into the batch
  * of this render; the mapping is released once no packet needs it. */
 static GstFlowReturn
@@ -1657,7 +1630,8 @@ push_buffer (GstUvgRtpSink * self, GstBuffer * buf)
   if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_HEADER))
     flags |= URTP_SEND_HEADER;
 
-  set_header_extensions (self, buf, ts);
+  gst_uvgrtp_hdrext_send (&self->hdrext, self->stream, buf, self->cur_ssrc,
+      (guint8) self->pt, ts);
   /* h goes back to the free list through release_hold(), in every case */
   r = urtp_sendstream_push (self->stream, h->map.data, size, ts,
       GST_CLOCK_TIME_IS_VALID (rt) ? (gint64) rt : -1, flags, h);

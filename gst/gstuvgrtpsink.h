@@ -116,8 +116,6 @@ struct _GstUvgRtpSink
   gint64 last_warning;
   gboolean warned_no_ps;
   gboolean warned_behind;       /* the pacing-behind warning is posted */
-  gint hdrext_serial;           /* hdrext.serial the stream was set for */
-  urtp_hdrext_t hdrext_elems;   /* the access unit's elements */
 
   /* ZRTP: the endpoint (pointer under the object lock; set in start(),
    * kept after stop() for the properties); the stream keeps its keys in

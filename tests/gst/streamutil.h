@@ -85,6 +85,40 @@ stream_push (GstElement * tx, Stream * st, guint fps)
   gst_object_unref (in);
 }
 
+/* Waits for p's EOS, failing on an error or after 30 s. */
+static G_GNUC_UNUSED void
+wait_eos (GstElement * p)
+{
+  GstMessage *m = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (p),
+      30 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+
+  fail_unless (m != NULL, "no EOS from %s", GST_OBJECT_NAME (p));
+  fail_unless (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS, "error from %s",
+      GST_OBJECT_NAME (GST_MESSAGE_SRC (m)));
+  gst_message_unref (m);
+}
+
+/* The buffers reaching appsink `name` of p until none came for 500 ms;
+ * last_caps (may be NULL) takes the caps of the last one. */
+static G_GNUC_UNUSED GPtrArray *
+appsink_pull_all (GstElement * p, const gchar * name, GstCaps ** last_caps)
+{
+  GstElement *out = gst_bin_get_by_name (GST_BIN (p), name);
+  GPtrArray *got =
+      g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
+  GstSample *s;
+
+  while ((s = gst_app_sink_try_pull_sample (GST_APP_SINK (out),
+              500 * GST_MSECOND))) {
+    g_ptr_array_add (got, gst_buffer_ref (gst_sample_get_buffer (s)));
+    if (last_caps)
+      gst_caps_replace (last_caps, gst_sample_get_caps (s));
+    gst_sample_unref (s);
+  }
+  gst_object_unref (out);
+  return got;
+}
+
 static G_GNUC_UNUSED gboolean
 bytes_equal (GstBuffer * a, GstBuffer * b)
 {

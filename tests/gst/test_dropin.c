@@ -58,24 +58,6 @@ receiver (gint port)
   return p;
 }
 
-/* What a receiver got: its access units until none came for 500 ms. */
-static GPtrArray *
-received (GstElement * rx)
-{
-  GstElement *out = gst_bin_get_by_name (GST_BIN (rx), "out");
-  GPtrArray *got =
-      g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
-  GstSample *s;
-
-  while ((s = gst_app_sink_try_pull_sample (GST_APP_SINK (out),
-              500 * GST_MSECOND))) {
-    g_ptr_array_add (got, gst_buffer_ref (gst_sample_get_buffer (s)));
-    gst_sample_unref (s);
-  }
-  gst_object_unref (out);
-  return got;
-}
-
 /* got is the stream's access units from `first` on, byte for byte. */
 static void
 check_run (Stream * st, GPtrArray * got, guint first, const gchar * who)
@@ -103,19 +85,6 @@ static GstElement *
 sender (const gchar * props)
 {
   return launchf ("appsrc name=in format=time ! uvgrtpsink name=s %s", props);
-}
-
-/* Waits until the sender's EOS, failing on an error. */
-static void
-wait_eos (GstElement * tx)
-{
-  GstMessage *m = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (tx),
-      30 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-
-  fail_unless (m != NULL, "no EOS");
-  fail_unless (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS, "error from %s",
-      GST_OBJECT_NAME (GST_MESSAGE_SRC (m)));
-  gst_message_unref (m);
 }
 
 static guint64
@@ -155,8 +124,8 @@ GST_START_TEST (test_clients_stock_receivers)
   g_free (clients);
   stream_push (tx, st, FPS);
   wait_eos (tx);
-  ga = received (a);
-  gb = received (b);
+  ga = appsink_pull_all (a, "out", NULL);
+  gb = appsink_pull_all (b, "out", NULL);
   stream_check_all (st, DECODE, ga);
   stream_check_all (st, DECODE, gb);
   /* packetized once, sent twice */
@@ -224,9 +193,9 @@ GST_START_TEST (test_add_remove_while_playing)
   fail_unless_equals_int (n.added, 1);
   fail_unless_equals_int (n.removed, 1);
   wait_eos (tx);
-  ga = received (a);
-  gb = received (b);
-  gc = received (c);
+  ga = appsink_pull_all (a, "out", NULL);
+  gb = appsink_pull_all (b, "out", NULL);
+  gc = appsink_pull_all (c, "out", NULL);
   GST_INFO ("A %u, B %u, C %u access units", ga->len, gb->len, gc->len);
   /* B lost nothing; A has a whole beginning, C a whole end */
   stream_check_all (st, DECODE, gb);
@@ -283,7 +252,7 @@ rtp_receiver (gint port)
 static GArray *
 received_seqs (GstElement * rx)
 {
-  GPtrArray *got = received (rx);
+  GPtrArray *got = appsink_pull_all (rx, "out", NULL);
   GArray *seqs = g_array_new (FALSE, FALSE, sizeof (guint16));
 
   for (guint i = 0; i < got->len; i++) {

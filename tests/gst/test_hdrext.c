@@ -128,39 +128,6 @@ push_with_meta (GstElement * tx, Stream * st)
   gst_object_unref (in);
 }
 
-static void
-wait_eos (GstElement * p)
-{
-  const gchar *who = GST_OBJECT_NAME (p);
-  GstMessage *m = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (p),
-      30 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-
-  fail_unless (m != NULL, "no EOS from %s", who);
-  fail_unless (GST_MESSAGE_TYPE (m) == GST_MESSAGE_EOS, "error from %s",
-      GST_OBJECT_NAME (GST_MESSAGE_SRC (m)));
-  gst_message_unref (m);
-}
-
-/* Buffers reaching appsink `name` until none came for 500 ms. */
-static GPtrArray *
-pull_all (GstElement * p, const gchar * name, GstCaps ** last_caps)
-{
-  GstElement *out = gst_bin_get_by_name (GST_BIN (p), name);
-  GPtrArray *got =
-      g_ptr_array_new_with_free_func ((GDestroyNotify) gst_buffer_unref);
-  GstSample *s;
-
-  while ((s = gst_app_sink_try_pull_sample (GST_APP_SINK (out),
-              500 * GST_MSECOND))) {
-    g_ptr_array_add (got, gst_buffer_ref (gst_sample_get_buffer (s)));
-    if (last_caps)
-      gst_caps_replace (last_caps, gst_sample_get_caps (s));
-    gst_sample_unref (s);
-  }
-  gst_object_unref (out);
-  return got;
-}
-
 /* The meta of every access unit in got is the one its input carried (got
  * holds the stream's access units in order: checked byte for byte too). */
 static void
@@ -297,7 +264,7 @@ run_sink_to_stock (gint c)
   fail_unless (sdp && strstr (sdp, "a=extmap:1 " URI_NTP64 "\r\n")
       && strstr (sdp, "a=extmap:5 " URI_TWCC "\r\n"), "%s", sdp);
   g_free (sdp);
-  pkts = pull_all (cap, "raw", NULL);
+  pkts = appsink_pull_all (cap, "raw", NULL);
   stop (cap);
   stop (tx);
   gst_object_unref (sink);
@@ -334,7 +301,7 @@ run_sink_to_stock (gint c)
   fail_unless_equals_int (ntp_seen, pkts->len);
   fail_unless (cs_seen > 0, "no colour space element");
 
-  got = pull_all (rx, "out", NULL);
+  got = appsink_pull_all (rx, "out", NULL);
   stop (rx);
   fail_unless (caps_say_bt2020 (depay_caps), "no bt2020 in the caps");
   gst_caps_unref (depay_caps);
@@ -375,7 +342,7 @@ run_stock_to_src (gint c)
   push_with_meta (tx, st);
   wait_eos (tx);
   fail_unless_equals_int (requested, 4);
-  got = pull_all (rx, "out", &caps);
+  got = appsink_pull_all (rx, "out", &caps);
   stop (tx);
   stop (rx);
   gst_object_unref (pay);
@@ -460,7 +427,7 @@ GST_START_TEST (test_twcc_rtpbin)
   }
   /* rtpbin reports at its RTCP interval: a second or two */
   for (gint k = 0; k < 60 && g_hash_table_size (covered) < packets; k++) {
-    got = pull_all (fb, "fb", NULL);
+    got = appsink_pull_all (fb, "fb", NULL);
     for (guint i = 0; i < got->len; i++)
       twcc_covered (g_ptr_array_index (got, i), covered, &feedbacks);
     g_ptr_array_unref (got);
