@@ -194,11 +194,77 @@ static int setup_mcast_tx(urtp_sock_t *s, const urtp_sock_config_t *cfg, int ifi
 
 /* --- open / close ------------------------------------------------------- */
 
+/* Buffers, drop reports, DSCP and TTL. */
+static int sock_options(urtp_sock_t *s, const urtp_sock_config_t *cfg)
+{
+  int r;
+  s->sndbuf = set_buf(s->fd, SO_SNDBUFFORCE, SO_SNDBUF, cfg->sndbuf);
+  s->rcvbuf = set_buf(s->fd, SO_RCVBUFFORCE, SO_RCVBUF, cfg->rcvbuf);
+  /* the kernel's count of datagrams dropped for a full receive buffer,
+   * with every datagram received after the first drop */
+  s->drops_reported = set_int(s->fd, SOL_SOCKET, SO_RXQ_OVFL, 1) == 0;
+
+  /* DSCP and TTL: an IPv6 socket may also carry IPv4 (mapped) traffic, so
+   * it gets the IPv4 options too, where the kernel takes them. */
+  bool v6 = s->family == AF_INET6;
+  if (cfg->dscp >= 0) {
+    if (v6 && (r = set_int(s->fd, IPPROTO_IPV6, IPV6_TCLASS, cfg->dscp << 2)) < 0)
+      return r;
+    if ((r = set_int(s->fd, IPPROTO_IP, IP_TOS, cfg->dscp << 2)) < 0 && !v6)
+      return r;
+  }
+  if (cfg->ttl > 0) {
+    if (v6 && (r = set_int(s->fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, cfg->ttl)) < 0)
+      return r;
+    if ((r = set_int(s->fd, IPPROTO_IP, IP_TTL, cfg->ttl)) < 0 && !v6)
+      return r;
+  }
+  return 0;
+}
+
+/* The remote (multicast settings; connected unless a group or the socket
+ * is adopted) and the I/O modes. */
+static int sock_finish(urtp_sock_t *s, const urtp_sock_config_t *cfg, int ifindex)
+{
+  int r;
+  if (s->remote_len) {
+    if (addr_is_mcast(&s->remote)) {
+      /* Not connected: a socket connected to a group would drop all input
+       * (no packet comes from the group address). Sends name the group. */
+      if ((r = setup_mcast_tx(s, cfg, ifindex)) < 0)
+        return r;
+    } else {
+      /* a sender may be given groups later (urtp_sock_send_to): their
+       * TTL, loop and interface are set now, where the kernel takes them */
+      (void)setup_mcast_tx(s, cfg, ifindex);
+      if (!s->unconnected &&
+          connect(s->fd, (struct sockaddr *)&s->remote, s->remote_len) < 0)
+        return -errno;
+    }
+  }
+
+  /* I/O modes: probe the socket options; GSO is probed with gso_size 0,
+   * which changes nothing (each GSO send passes its size in a cmsg). */
+  s->gso_max_segs = GSO_MAX_SEGS;
+  s->tx_mode = cfg->tx_mode;
+  if (s->tx_mode == URTP_IO_AUTO || s->tx_mode == URTP_IO_GSO)
+    s->tx_mode = set_int(s->fd, SOL_UDP, UDP_SEGMENT, 0) == 0 ? URTP_IO_GSO : URTP_IO_MMSG;
+  s->rx_mode = cfg->rx_mode;
+  if (s->rx_mode == URTP_IO_AUTO || s->rx_mode == URTP_IO_GRO)
+    s->rx_mode = set_int(s->fd, SOL_UDP, UDP_GRO, 1) == 0 ? URTP_IO_GRO : URTP_IO_MMSG;
+  return 0;
+}
+
+static bool modes_valid(const urtp_sock_config_t *cfg)
+{
+  return cfg->dscp <= 63 && cfg->dscp >= -1 && cfg->tx_mode != URTP_IO_GRO &&
+         cfg->rx_mode != URTP_IO_GSO && cfg->tx_mode <= URTP_IO_PLAIN &&
+         cfg->rx_mode <= URTP_IO_PLAIN;
+}
+
 static int sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
 {
-  if (cfg->dscp > 63 || cfg->dscp < -1 || cfg->tx_mode == URTP_IO_GRO ||
-      cfg->rx_mode == URTP_IO_GSO || cfg->tx_mode > URTP_IO_PLAIN ||
-      cfg->rx_mode > URTP_IO_PLAIN)
+  if (!modes_valid(cfg))
     return -EINVAL;
 
   /* Addresses: pick a remote and a bind address of the same family. */
@@ -270,28 +336,8 @@ static int sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
         (r = set_int(s->fd, SOL_SOCKET, SO_REUSEPORT, 1)) < 0)
       goto out;
   }
-  s->sndbuf = set_buf(s->fd, SO_SNDBUFFORCE, SO_SNDBUF, cfg->sndbuf);
-  s->rcvbuf = set_buf(s->fd, SO_RCVBUFFORCE, SO_RCVBUF, cfg->rcvbuf);
-  /* the kernel's count of datagrams dropped for a full receive buffer,
-   * with every datagram received after the first drop */
-  s->drops_reported = set_int(s->fd, SOL_SOCKET, SO_RXQ_OVFL, 1) == 0;
-
-  /* DSCP and TTL: an IPv6 socket may also carry IPv4 (mapped) traffic, so
-   * it gets the IPv4 options too, where the kernel takes them. */
-  bool v6 = s->family == AF_INET6;
-  if (cfg->dscp >= 0) {
-    if (v6 && (r = set_int(s->fd, IPPROTO_IPV6, IPV6_TCLASS, cfg->dscp << 2)) < 0)
-      goto out;
-    if ((r = set_int(s->fd, IPPROTO_IP, IP_TOS, cfg->dscp << 2)) < 0 && !v6)
-      goto out;
-  }
-  if (cfg->ttl > 0) {
-    if (v6 && (r = set_int(s->fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, cfg->ttl)) < 0)
-      goto out;
-    if ((r = set_int(s->fd, IPPROTO_IP, IP_TTL, cfg->ttl)) < 0 && !v6)
-      goto out;
-  }
-  r = 0;
+  if ((r = sock_options(s, cfg)) < 0)
+    goto out;
 
   /* Bind; a multicast bind address is joined, and bound to itself so the
    * socket sees only that group (or to the wildcard where that fails). */
@@ -313,32 +359,7 @@ static int sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
   if (bind_mc && (r = join_group(s, &local, ifindex)) < 0)
     goto out;
 
-  if (s->remote_len) {
-    if (addr_is_mcast(&s->remote)) {
-      /* Not connected: a socket connected to a group would drop all input
-       * (no packet comes from the group address). Sends name the group. */
-      if ((r = setup_mcast_tx(s, cfg, ifindex)) < 0)
-        goto out;
-    } else {
-      /* a sender may be given groups later (urtp_sock_send_to): their
-       * TTL, loop and interface are set now, where the kernel takes them */
-      (void)setup_mcast_tx(s, cfg, ifindex);
-      if (connect(s->fd, (struct sockaddr *)&s->remote, s->remote_len) < 0) {
-        r = -errno;
-        goto out;
-      }
-    }
-  }
-
-  /* I/O modes: probe the socket options; GSO is probed with gso_size 0,
-   * which changes nothing (each GSO send passes its size in a cmsg). */
-  s->gso_max_segs = GSO_MAX_SEGS;
-  s->tx_mode = cfg->tx_mode;
-  if (s->tx_mode == URTP_IO_AUTO || s->tx_mode == URTP_IO_GSO)
-    s->tx_mode = set_int(s->fd, SOL_UDP, UDP_SEGMENT, 0) == 0 ? URTP_IO_GSO : URTP_IO_MMSG;
-  s->rx_mode = cfg->rx_mode;
-  if (s->rx_mode == URTP_IO_AUTO || s->rx_mode == URTP_IO_GRO)
-    s->rx_mode = set_int(s->fd, SOL_UDP, UDP_GRO, 1) == 0 ? URTP_IO_GRO : URTP_IO_MMSG;
+  r = sock_finish(s, cfg, ifindex);
 
 out:
   if (rres)
@@ -360,6 +381,89 @@ int urtp_sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
   return r;
 }
 
+int urtp_sock_adopt(urtp_sock_t *s, int fd, const urtp_sock_config_t *cfg)
+{
+  memset(s, 0, sizeof(*s));
+  s->fd = s->wake_fd = s->watch_fd = -1;
+  if (!modes_valid(cfg))
+    return -EINVAL;
+  int domain = get_int(fd, SOL_SOCKET, SO_DOMAIN);
+  if (domain < 0)
+    return domain; /* -EBADF, -ENOTSOCK */
+  if (get_int(fd, SOL_SOCKET, SO_TYPE) != SOCK_DGRAM ||
+      get_int(fd, SOL_SOCKET, SO_PROTOCOL) != IPPROTO_UDP)
+    return -EPROTOTYPE;
+  if (domain != AF_INET && domain != AF_INET6)
+    return -EAFNOSUPPORT;
+
+  struct addrinfo *rres = NULL, *bres = NULL;
+  int r = 0;
+  int ifindex = 0;
+  if (cfg->multicast_iface && cfg->multicast_iface[0] &&
+      !(ifindex = (int)if_nametoindex(cfg->multicast_iface)))
+    return -ENODEV;
+  s->family = domain;
+  s->unconnected = true;
+  /* a descriptor of our own: closing it leaves the caller's open */
+  s->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (s->fd < 0) {
+    r = -errno;
+    goto out;
+  }
+  s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (s->wake_fd < 0) {
+    r = -errno;
+    goto out;
+  }
+  /* the remote: an address of the socket's family, or an IPv4 one mapped
+   * onto an IPv6 socket */
+  if (cfg->remote_addr) {
+    if ((r = resolve(cfg->remote_addr, &rres)) < 0)
+      goto out;
+    r = -EAFNOSUPPORT;
+    for (int pass = 0; pass < 2 && r < 0; pass++)
+      for (const struct addrinfo *a = rres; a && r < 0; a = a->ai_next) {
+        struct sockaddr_storage ra;
+        socklen_t rl;
+        if (pass == 0 && a->ai_family != domain)
+          continue;
+        copy_ai(&ra, &rl, a);
+        if (urtp_addr_to_family(&ra, domain, &s->remote) == 0) {
+          s->remote_len = urtp_addr_len(&s->remote);
+          urtp_addr_set_port(&s->remote, cfg->remote_port);
+          r = 0;
+        }
+      }
+    if (r < 0)
+      goto out;
+  }
+  /* a group to listen to is joined; the socket is bound already */
+  if (cfg->bind_addr) {
+    if ((r = resolve(cfg->bind_addr, &bres)) < 0)
+      goto out;
+    struct sockaddr_storage ba, grp;
+    socklen_t bl;
+    copy_ai(&ba, &bl, bres);
+    if (addr_is_mcast(&ba) && (r = urtp_addr_to_family(&ba, domain, &grp)) == 0 &&
+        (r = join_group(s, &grp, ifindex)) < 0)
+      goto out;
+    r = 0;
+  }
+
+  if ((r = sock_options(s, cfg)) < 0)
+    goto out;
+  r = sock_finish(s, cfg, ifindex);
+
+out:
+  if (rres)
+    freeaddrinfo(rres);
+  if (bres)
+    freeaddrinfo(bres);
+  if (r < 0)
+    urtp_sock_close(s);
+  return r;
+}
+
 int urtp_sock_share(urtp_sock_t *s, const urtp_sock_t *of)
 {
   memset(s, 0, sizeof(*s));
@@ -374,6 +478,7 @@ int urtp_sock_share(urtp_sock_t *s, const urtp_sock_t *of)
     return r;
   }
   s->family = of->family;
+  s->unconnected = of->unconnected;
   s->remote = of->remote;
   s->remote_len = of->remote_len;
   s->sndbuf = of->sndbuf;
@@ -685,7 +790,7 @@ int urtp_sock_send(urtp_sock_t *s, const urtp_batch_t *b)
     return -EDESTADDRREQ;
   }
   /* a group is named in every send: the socket is not connected to it */
-  bool named = addr_is_mcast(&s->remote);
+  bool named = s->unconnected || addr_is_mcast(&s->remote);
   return sock_send(s, b, &s->remote, named ? s->remote_len : 0);
 }
 
@@ -704,7 +809,7 @@ int urtp_sock_set_remote(urtp_sock_t *s, const struct sockaddr_storage *to)
   if (!to) {
     /* AF_UNSPEC dissolves the association: datagrams from anyone again */
     struct sockaddr_storage none = { .ss_family = AF_UNSPEC };
-    if (s->remote_len && !addr_is_mcast(&s->remote) &&
+    if (s->remote_len && !s->unconnected && !addr_is_mcast(&s->remote) &&
         connect(s->fd, (struct sockaddr *)&none, sizeof(sa_family_t)) < 0)
       return -errno;
     s->remote_len = 0;
@@ -717,7 +822,7 @@ int urtp_sock_set_remote(urtp_sock_t *s, const struct sockaddr_storage *to)
     int r = urtp_sock_set_remote(s, NULL);
     if (r < 0)
       return r;
-  } else if (connect(s->fd, (const struct sockaddr *)to, len) < 0) {
+  } else if (!s->unconnected && connect(s->fd, (const struct sockaddr *)to, len) < 0) {
     return -errno;
   }
   memcpy(&s->remote, to, len);

@@ -5,7 +5,8 @@
  * Promises:
  *  - IPv4 and IPv6, unicast and multicast: a bind address that is a group
  *    is joined; a remote that is a group gets the multicast TTL, loop and
- *    interface settings. Unicast sockets are connected to the remote.
+ *    interface settings. Unicast sockets are connected to the remote,
+ *    except one the caller made and handed over (urtp_sock_adopt).
  *  - Socket buffer sizes are set, forced past net.core.[rw]mem_max where the
  *    process may (SO_[RS]NDBUFFORCE), and the size the kernel granted is
  *    reported back. Datagrams the kernel drops for a full receive buffer
@@ -69,6 +70,9 @@ typedef struct urtp_sock {
   int watch_fd;
   bool watch_ready;
   int family;                 /* AF_INET or AF_INET6 */
+  /* adopted (urtp_sock_adopt): never connected, as others may share the
+   * socket; every send names its remote */
+  bool unconnected;
   struct sockaddr_storage remote;
   socklen_t remote_len;       /* 0: no remote */
   int sndbuf, rcvbuf;         /* effective sizes the kernel reports */
@@ -95,6 +99,20 @@ typedef struct urtp_sock {
  * bad addresses, -EADDRINUSE, ...). On failure *s is closed. */
 int urtp_sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg);
 void urtp_sock_close(urtp_sock_t *s);
+
+/* Takes a UDP socket the caller made and bound (an application's own, or
+ * one it shares between a sender and a receiver: symmetric RTP, RFC 4961)
+ * as urtp_sock_open would have opened it: the remote, buffers, DSCP, TTL,
+ * multicast settings and I/O modes of cfg are applied; a bind_addr that is
+ * a group is joined; bind_port and reuse are not used. The descriptor is
+ * duplicated: urtp_sock_close closes the duplicate, fd stays the caller's
+ * (the options set are the socket's, seen through both). The socket is
+ * never connected, so that it still receives from anyone: every send names
+ * the remote. An IPv4 remote on an IPv6 socket is sent to in its mapped
+ * form. Returns 0 or -errno: -ENOTSOCK, -EBADF, -EPROTOTYPE (not UDP),
+ * -EAFNOSUPPORT (no remote address the socket can reach), or as
+ * urtp_sock_open; on failure *s is closed. */
+int urtp_sock_adopt(urtp_sock_t *s, int fd, const urtp_sock_config_t *cfg);
 
 /* A second handle on the socket of `of`, for RTCP on the RTP port (RFC
  * 5761's rtcp-mux): the same socket (a duplicated descriptor: one receive

@@ -12,6 +12,7 @@
 #include "urtp/net.h"
 #include "urtp/pay.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -1140,6 +1141,125 @@ static void test_watch_and_sendto(void)
   urtp_sock_close(&media);
 }
 
+/* A UDP socket bound by the caller, then adopted (symmetric RTP): sends
+ * leave from its port, it is not connected (anyone still reaches it, its
+ * remote can change), the caller's descriptor outlives ours; an IPv4
+ * remote on a dual-stack IPv6 socket goes out mapped; what is not a UDP
+ * socket, or a remote the socket cannot reach, is refused. */
+static int bound_udp(int family, const char *addr)
+{
+  int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_storage a;
+  memset(&a, 0, sizeof a);
+  a.ss_family = (sa_family_t)family;
+  if (family == AF_INET)
+    inet_pton(AF_INET, addr, &((struct sockaddr_in *)&a)->sin_addr);
+  else
+    inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&a)->sin6_addr);
+  if (fd < 0 || bind(fd, (struct sockaddr *)&a, urtp_addr_len(&a)) < 0)
+    return -1;
+  return fd;
+}
+
+static int fd_port(int fd)
+{
+  struct sockaddr_storage a;
+  socklen_t l = sizeof a;
+  return getsockname(fd, (struct sockaddr *)&a, &l) < 0 ? -1 : urtp_addr_port(&a);
+}
+
+static void test_adopt(void)
+{
+  urtp_sock_t peer, peer2, s, stranger;
+  urtp_rx_t rx;
+  REQUIRE(urtp_rx_init(&rx, 8, 2048) == 0);
+  REQUIRE(open_rx(&peer, "127.0.0.1", URTP_IO_MMSG) == 0);
+  REQUIRE(open_rx(&peer2, "127.0.0.1", URTP_IO_MMSG) == 0);
+  int fd = bound_udp(AF_INET, "127.0.0.1");
+  REQUIRE(fd >= 0);
+  const int port = fd_port(fd);
+
+  urtp_sock_config_t c = { .remote_addr = "127.0.0.1",
+                           .remote_port = (uint16_t)urtp_sock_local_port(&peer),
+                           .dscp = -1, .rx_mode = URTP_IO_MMSG };
+  REQUIRE(urtp_sock_adopt(&s, fd, &c) == 0);
+  CHECK(s.unconnected && s.fd != fd);
+  CHECK_EQ(urtp_sock_local_port(&s), port);
+  urtp_batch_t b;
+  urtp_batch_init(&b);
+  for (uint32_t i = 0; i < 3; i++)
+    add_pkt(&b, i, i == 2 ? 300 : 1200);
+  CHECK_EQ(urtp_sock_send(&s, &b), 3);
+  CHECK_EQ(urtp_sock_recv(&peer, &rx, 5000), 3);
+  for (size_t i = 0; i < rx.ndgrams; i++)
+    CHECK_EQ(urtp_addr_port(rx.dgrams[i].from), port);
+
+  /* not connected: a datagram from another host arrives */
+  urtp_sock_config_t sc = { .bind_addr = "127.0.0.2", .remote_addr = "127.0.0.1",
+                            .remote_port = (uint16_t)port, .dscp = -1 };
+  REQUIRE(urtp_sock_open(&stranger, &sc) == 0);
+  CHECK_EQ(urtp_sock_sendto(&stranger, "hello", 5, NULL, 0), 5);
+  CHECK_EQ(urtp_sock_recv(&s, &rx, 5000), 1);
+  CHECK(rx.dgrams[0].len == 5 && urtp_addr_port(rx.dgrams[0].from) ==
+        urtp_sock_local_port(&stranger));
+
+  /* a new remote is sent to, still unconnected */
+  struct sockaddr_storage to = peer2.remote;
+  struct sockaddr_in *t4 = (struct sockaddr_in *)&to;
+  memset(&to, 0, sizeof to);
+  t4->sin_family = AF_INET;
+  t4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  t4->sin_port = htons((uint16_t)urtp_sock_local_port(&peer2));
+  CHECK_EQ(urtp_sock_set_remote(&s, &to), 0);
+  CHECK_EQ(urtp_sock_send(&s, &b), 3);
+  CHECK_EQ(urtp_sock_recv(&peer2, &rx, 5000), 3);
+  CHECK_EQ(urtp_sock_sendto(&stranger, "again", 5, NULL, 0), 5);
+  CHECK_EQ(urtp_sock_recv(&s, &rx, 5000), 1);
+
+  /* ours closed, the caller's still sends */
+  urtp_sock_close(&s);
+  CHECK_EQ(send(fd, "x", 1, 0) < 0 ? errno : 0, EDESTADDRREQ);
+  struct sockaddr_in p1 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                            .sin_port = htons((uint16_t)urtp_sock_local_port(&peer)) };
+  CHECK_EQ(sendto(fd, "y", 1, 0, (struct sockaddr *)&p1, sizeof p1), 1);
+  CHECK_EQ(urtp_sock_recv(&peer, &rx, 5000), 1);
+
+  /* an IPv6 remote on an IPv4 socket: refused, nothing left open */
+  urtp_sock_config_t c6 = { .remote_addr = "::1", .remote_port = 9, .dscp = -1 };
+  CHECK_EQ(urtp_sock_adopt(&s, fd, &c6), -EAFNOSUPPORT);
+  CHECK_EQ(s.fd, -1);
+  close(fd);
+
+  /* an IPv4 remote on a dual-stack IPv6 socket */
+  int fd6 = bound_udp(AF_INET6, "::");
+  if (fd6 >= 0) {
+    REQUIRE(urtp_sock_adopt(&s, fd6, &c) == 0);
+    CHECK_EQ(s.remote.ss_family, AF_INET6);
+    CHECK_EQ(urtp_sock_send(&s, &b), 3);
+    CHECK_EQ(urtp_sock_recv(&peer, &rx, 5000), 3);
+    CHECK_EQ(urtp_addr_port(rx.dgrams[0].from), fd_port(fd6));
+    urtp_sock_close(&s);
+    close(fd6);
+  }
+
+  /* not a UDP socket */
+  int pfd[2];
+  REQUIRE(pipe(pfd) == 0);
+  CHECK_EQ(urtp_sock_adopt(&s, pfd[0], &c), -ENOTSOCK);
+  close(pfd[0]);
+  close(pfd[1]);
+  int tcp = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  CHECK_EQ(urtp_sock_adopt(&s, tcp, &c), -EPROTOTYPE);
+  close(tcp);
+  CHECK_EQ(urtp_sock_adopt(&s, -1, &c), -EBADF);
+
+  urtp_batch_free(&b);
+  urtp_rx_destroy(&rx);
+  urtp_sock_close(&stranger);
+  urtp_sock_close(&peer2);
+  urtp_sock_close(&peer);
+}
+
 int main(void)
 {
   pool_init();
@@ -1174,5 +1294,6 @@ int main(void)
   TAP_RUN(test_stream_mcast_gso_mmsg);
   TAP_RUN(test_stream_mcast_mmsg_gro);
   TAP_RUN(test_watch_and_sendto);
+  TAP_RUN(test_adopt);
   return tap_done();
 }
