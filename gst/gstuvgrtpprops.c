@@ -13,6 +13,9 @@
 
 #include "gstuvgrtpprops.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 /* A video frame's burst at the receiver: 32 MiB hold the bursts of a few
  * hundred Mbit/s (a 4K intra picture is 1-3 MB at once); the system's
  * default, about 208 KB, does not. A sender's default is the system's. */
@@ -57,6 +60,49 @@ gst_uvgrtp_props_install (GObjectClass * klass, guint first,
           "Network interface for multicast: where uvgrtpsink's packets leave, "
           "where uvgrtpsrc joins the group (NULL = the system's choice)",
           NULL, rw));
+  /**
+   * GstUvgRtp:socket:
+   *
+   * A UDP socket the application made and bound itself, used instead of
+   * one of the element's own (as udpsink's and udpsrc's `socket`): the
+   * element does not bind (uvgrtpsink's #GstUvgRtpSink:bind-address and
+   * #GstUvgRtpSink:bind-port, uvgrtpsrc's #GstUvgRtpSrc:port are those of
+   * the socket), never connects it, and reads or sends through a
+   * descriptor of its own, so that one socket may serve a uvgrtpsink and a
+   * uvgrtpsrc at once (symmetric RTP, RFC 4961: what is sent leaves from
+   * the port the peer sends to). The buffer size, DSCP, TTL and multicast
+   * settings are applied to it. See #GstUvgRtp:close-socket.
+   */
+  g_object_class_install_property (klass, first + GST_UVGRTP_PROP_SOCKET,
+      g_param_spec_object ("socket", "Socket",
+          "A UDP socket the application bound, used instead of one of the "
+          "element's own (NULL = the element opens one)", G_TYPE_SOCKET,
+          rw | GST_PARAM_MUTABLE_READY));
+  /**
+   * GstUvgRtp:used-socket:
+   *
+   * The socket in use while the element runs: #GstUvgRtp:socket, or one
+   * the element opened (a GSocket on a duplicate of its descriptor, which
+   * the application may use to send or receive from the same port).
+   * uvgrtpsink gives an IPv6 one in #GstUvgRtpSink:used-socket-v6 instead.
+   */
+  g_object_class_install_property (klass, first + GST_UVGRTP_PROP_USED_SOCKET,
+      g_param_spec_object ("used-socket", "Used socket",
+          "The socket in use (the one set in 'socket', or the element's own)",
+          G_TYPE_SOCKET, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtp:close-socket:
+   *
+   * Whether #GstUvgRtp:socket is closed when the element stops (default
+   * %TRUE, as udpsink's and udpsrc's). Set it to %FALSE when the socket
+   * serves another element too, or the application goes on using it. The
+   * element's own sockets are always closed.
+   */
+  g_object_class_install_property (klass,
+      first + GST_UVGRTP_PROP_CLOSE_SOCKET,
+      g_param_spec_boolean ("close-socket", "Close socket",
+          "Close the socket set in 'socket' when the element stops", TRUE,
+          rw));
   /**
    * GstUvgRtp:rtcp:
    *
@@ -232,6 +278,7 @@ gst_uvgrtp_settings_init (GstUvgRtpCommonSettings * s, GstUvgRtpRole role)
 {
   memset (s, 0, sizeof *s);
   s->buffer_size = role == GST_UVGRTP_ROLE_RECEIVER ? RECEIVER_BUFFER_SIZE : 0;
+  s->close_socket = TRUE;
   s->rtcp = TRUE;
   s->rtcp_min_interval = DEFAULT_RTCP_MIN_INTERVAL;
   s->srtp_cipher = GST_UVGRTP_DEFAULT_SRTP_CIPHER;
@@ -245,10 +292,48 @@ void
 gst_uvgrtp_settings_clear (GstUvgRtpCommonSettings * s)
 {
   g_free (s->multicast_iface);
+  g_clear_object (&s->socket);
+  g_clear_object (&s->used_socket);
   g_free (s->cname);
   gst_uvgrtp_free_secret (s->srtp_key);
   gst_uvgrtp_zrtp_settings_clear (&s->zrtp);
   memset (s, 0, sizeof *s);
+}
+
+GSocket *
+gst_uvgrtp_settings_take_socket (GstUvgRtpCommonSettings * s)
+{
+  return s->socket ? g_object_ref (s->socket) : NULL;
+}
+
+void
+gst_uvgrtp_settings_socket_opened (GstUvgRtpCommonSettings * s,
+    GSocket ** used, GSocket * given, int fd)
+{
+  int dup_fd;
+
+  if (!used)
+    used = &s->used_socket;
+  g_clear_object (used);
+  if (given) {
+    *used = g_object_ref (given);
+    return;
+  }
+  /* the wrapper owns a descriptor of its own: ours closes apart */
+  dup_fd = fcntl (fd, F_DUPFD_CLOEXEC, 0);
+  if (dup_fd >= 0 && !(*used = g_socket_new_from_fd (dup_fd, NULL)))
+    close (dup_fd);
+}
+
+void
+gst_uvgrtp_settings_socket_closed (GstUvgRtpCommonSettings * s,
+    GSocket ** used, GSocket * given)
+{
+  g_clear_object (used ? used : &s->used_socket);
+  if (given && s->close_socket)
+    g_socket_close (given, NULL);
+  if (given)
+    g_object_unref (given);
 }
 
 gint
@@ -312,6 +397,9 @@ gst_uvgrtp_settings_take_keys (GstElement * element,
 static const gsize settings_field[GST_UVGRTP_PROP_ZRTP_FIRST] = {
   [GST_UVGRTP_PROP_BUFFER_SIZE] = FIELD (buffer_size),
   [GST_UVGRTP_PROP_MULTICAST_IFACE] = FIELD (multicast_iface),
+  [GST_UVGRTP_PROP_SOCKET] = FIELD (socket),
+  [GST_UVGRTP_PROP_USED_SOCKET] = FIELD (used_socket),
+  [GST_UVGRTP_PROP_CLOSE_SOCKET] = FIELD (close_socket),
   [GST_UVGRTP_PROP_RTCP] = FIELD (rtcp),
   [GST_UVGRTP_PROP_RTCP_PORT] = FIELD (rtcp_port),
   [GST_UVGRTP_PROP_RTCP_MUX] = FIELD (rtcp_mux),
@@ -411,6 +499,10 @@ gst_uvgrtp_field_set (gpointer field, const GValue * value)
     case G_TYPE_ENUM:
       *(gint *) field = g_value_get_enum (value);
       break;
+    case G_TYPE_OBJECT:
+      g_clear_object ((GObject **) field);
+      *(GObject **) field = g_value_dup_object (value);
+      break;
     default:
       g_assert_not_reached ();
   }
@@ -443,6 +535,9 @@ gst_uvgrtp_field_get (gconstpointer field, GValue * value)
       break;
     case G_TYPE_ENUM:
       g_value_set_enum (value, *(const gint *) field);
+      break;
+    case G_TYPE_OBJECT:
+      g_value_set_object (value, *(GObject * const *) field);
       break;
     default:
       g_assert_not_reached ();

@@ -13,6 +13,7 @@
 #ifndef __GST_UVGRTP_PROPS_H__
 #define __GST_UVGRTP_PROPS_H__
 
+#include <gio/gio.h>
 #include <gst/gst.h>
 
 #include "urtp/rtcpio.h"
@@ -36,6 +37,9 @@ typedef enum
 {
   GST_UVGRTP_PROP_BUFFER_SIZE,
   GST_UVGRTP_PROP_MULTICAST_IFACE,
+  GST_UVGRTP_PROP_SOCKET,
+  GST_UVGRTP_PROP_USED_SOCKET,
+  GST_UVGRTP_PROP_CLOSE_SOCKET,
   GST_UVGRTP_PROP_RTCP,
   GST_UVGRTP_PROP_RTCP_PORT,
   GST_UVGRTP_PROP_RTCP_MUX,
@@ -57,6 +61,9 @@ typedef struct
   /* socket */
   gint buffer_size;             /* bytes; 0: the system's default */
   gchar *multicast_iface;       /* NULL: the system's choice */
+  GSocket *socket;              /* the application's; NULL: our own */
+  GSocket *used_socket;         /* while open: `socket` or a wrapper of ours */
+  gboolean close_socket;        /* close `socket` when the element stops */
   /* RTCP */
   gboolean rtcp;
   gint rtcp_port;               /* the RTCP port beside `port`; 0: port + 1 */
@@ -103,6 +110,20 @@ gboolean gst_uvgrtp_settings_take_keys (GstElement * element,
     urtp_srtp_config_t * cfg, guint8 key[URTP_SRTP_MAX_KEY_LEN],
     GstUvgRtpZrtpSettings * zs);
 
+/* The application's socket handed over in `socket` (or the sink's
+ * `socket-v6`): a new reference, or NULL (object lock held). */
+GSocket *gst_uvgrtp_settings_take_socket (GstUvgRtpCommonSettings * s);
+/* What `used-socket` then gives (object lock held): `given` (the socket
+ * taken above), or a GSocket on a duplicate of fd, the socket the element
+ * opened itself; *used (NULL: s->used_socket) keeps it. */
+void gst_uvgrtp_settings_socket_opened (GstUvgRtpCommonSettings * s,
+    GSocket ** used, GSocket * given, int fd);
+/* When the element has closed its descriptor (object lock held): `used`
+ * is dropped; given (if any) is closed when close-socket says so, and its
+ * reference dropped. */
+void gst_uvgrtp_settings_socket_closed (GstUvgRtpCommonSettings * s,
+    GSocket ** used, GSocket * given);
+
 /* The RTCP port that goes with port: rtcp_port, or port + 1 as RFC 3550
  * pairs them (0 when port is 0: any). */
 gint gst_uvgrtp_settings_rtcp_port (const GstUvgRtpCommonSettings * s,
@@ -115,8 +136,9 @@ gboolean gst_uvgrtp_settings_rtcp (const GstUvgRtpCommonSettings * s,
 
 /* Properties kept in a field of their own: *field is set from value (and
  * read into value) as the value's type (the property's) says: gchar * (the
- * old string freed), gint, guint, gint64, guint64, gdouble, gboolean, or an
- * enum kept in an int-sized field. */
+ * old string freed), gint, guint, gint64, guint64, gdouble, gboolean, an
+ * enum kept in an int-sized field, or a GObject (a reference held, the old
+ * one dropped). */
 void gst_uvgrtp_field_set (gpointer field, const GValue * value);
 void gst_uvgrtp_field_get (gconstpointer field, GValue * value);
 

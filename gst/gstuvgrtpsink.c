@@ -195,6 +195,8 @@ enum
   PROP_AUTO_HEADER_EXTENSION,
   PROP_EXTENSIONS,
   PROP_RTP_CAPS,
+  PROP_SOCKET_V6,
+  PROP_USED_SOCKET_V6,
   /* GST_UVGRTP_N_PROPS shared ids from here on (gstuvgrtpprops.h) */
   PROP_SHARED_FIRST,
 };
@@ -286,7 +288,7 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
    * GstUvgRtpSink:bind-address:
    *
    * Local address to send from, or %NULL for any address of the host's
-   * address family.
+   * address family. Not used with #GstUvgRtp:socket (bound already).
    */
   g_object_class_install_property (gobject_class, PROP_BIND_ADDRESS,
       g_param_spec_string ("bind-address", "Bind Address",
@@ -295,7 +297,8 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
   /**
    * GstUvgRtpSink:bind-port:
    *
-   * Local port to send from; 0 picks an ephemeral port.
+   * Local port to send from; 0 picks an ephemeral port. Not used with
+   * #GstUvgRtp:socket (bound already).
    */
   g_object_class_install_property (gobject_class, PROP_BIND_PORT,
       g_param_spec_int ("bind-port", "Bind Port",
@@ -672,6 +675,32 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
       g_param_spec_boolean ("force-ipv4", "Force IPv4",
           "Ignored, as udpsink's (deprecated there)", FALSE,
           G_PARAM_READWRITE | G_PARAM_DEPRECATED | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:socket-v6:
+   *
+   * As #GstUvgRtp:socket, an IPv6 UDP socket, as udpsink's: used when the
+   * host (or the first client) is an IPv6 address, or when
+   * #GstUvgRtp:socket is not set. One socket sends to every client, so
+   * clients of the other family than the socket's are refused (an IPv4
+   * client can be reached through a dual-stack IPv6 socket).
+   */
+  g_object_class_install_property (gobject_class, PROP_SOCKET_V6,
+      g_param_spec_object ("socket-v6", "Socket (IPv6)",
+          "An IPv6 UDP socket the application bound, used instead of one of "
+          "the element's own for IPv6 hosts (NULL = the element opens one)",
+          G_TYPE_SOCKET, G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
+          G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:used-socket-v6:
+   *
+   * The socket in use while the element runs, when it is an IPv6 one
+   * (#GstUvgRtp:used-socket is then %NULL): #GstUvgRtpSink:socket-v6, or
+   * #GstUvgRtp:socket when that is IPv6, or one of the element's own.
+   */
+  g_object_class_install_property (gobject_class, PROP_USED_SOCKET_V6,
+      g_param_spec_object ("used-socket-v6", "Used socket (IPv6)",
+          "The IPv6 socket in use (NULL when the socket in use is IPv4)",
+          G_TYPE_SOCKET, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   gst_uvgrtp_sink_install_clients (gobject_class);
   /* RTP header extensions: RTPBasePayload's API (gstuvgrtphdrext.c) */
   request_extension_signal = gst_uvgrtp_hdrext_install (gobject_class,
@@ -783,6 +812,7 @@ gst_uvgrtp_sink_finalize (GObject * object)
   gst_uvgrtp_sink_clients_finalize (self);
   gst_uvgrtp_hdrext_finalize (&self->hdrext);
   gst_clear_caps (&self->rtp_caps);
+  g_clear_object (&self->socket_v6);
   gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
   gst_uvgrtp_zrtp_ctl_unref (self->zrtp_ctl);
   gst_uvgrtp_settings_clear (&self->common);
@@ -880,6 +910,8 @@ static const gsize prop_field[PROP_SHARED_FIRST] = {
   [PROP_RTX_MAX_SIZE_PACKETS] = FIELD (rtx_max_size_packets),
   [PROP_MIN_FORCE_KEY_UNIT_INTERVAL] = FIELD (min_force_key_unit_interval),
   [PROP_SDP_FILE] = FIELD (sdp_file),
+  [PROP_SOCKET_V6] = FIELD (socket_v6),
+  [PROP_USED_SOCKET_V6] = FIELD (used_socket_v6),
 };
 #undef FIELD
 
@@ -1150,12 +1182,43 @@ is_multicast (const struct sockaddr_storage *a)
   return FALSE;
 }
 
+/* The application's socket for host (object lock): socket-v6 for an IPv6
+ * address or when socket is not set, else socket; a new reference or
+ * NULL. */
+static GSocket *
+take_socket (GstUvgRtpSink * self, const gchar * host, const gchar ** prop)
+{
+  gboolean v6 = host && strchr (host, ':');
+
+  *prop = "socket";
+  if (self->socket_v6 && (v6 || !self->common.socket)) {
+    *prop = "socket-v6";
+    return g_object_ref (self->socket_v6);
+  }
+  return gst_uvgrtp_settings_take_socket (&self->common);
+}
+
+/* Closes the socket; the application's is closed as close-socket says. */
+static void
+close_socket (GstUvgRtpSink * self)
+{
+  urtp_sock_close (&self->sock);
+  self->sock_open = FALSE;
+  GST_OBJECT_LOCK (self);
+  g_clear_object (&self->used_socket_v6);
+  gst_uvgrtp_settings_socket_closed (&self->common, NULL, self->given_socket);
+  self->given_socket = NULL;
+  GST_OBJECT_UNLOCK (self);
+}
+
 /* Opens the socket from the network properties; starts ZRTP on it. */
 static gboolean
 open_network (GstUvgRtpSink * self, const GstUvgRtpZrtpSettings * zs)
 {
   urtp_sock_config_t c;
   gchar *host = NULL, *bind, *iface, remote[NI_MAXHOST] = "";
+  GSocket *given;
+  const gchar *given_prop;
   gint port = 0;
   guint nclients;
   gboolean mux, any;
@@ -1176,13 +1239,15 @@ open_network (GstUvgRtpSink * self, const GstUvgRtpZrtpSettings * zs)
   c.dscp = self->qos_dscp;
   c.sndbuf = self->common.buffer_size;
   c.tx_mode = (urtp_io_mode_t) self->send_mode;
+  given = take_socket (self, any ? host : NULL, &given_prop);
   GST_OBJECT_UNLOCK (self);
   c.bind_addr = bind && *bind ? bind : NULL;
   c.remote_addr = any ? host : NULL;
   c.remote_port = (uint16_t) port;
   c.multicast_iface = iface && *iface ? iface : NULL;
-  /* ZRTP and RTCP read the socket datagram by datagram: no GRO */
-  c.rx_mode = zs->enabled || mux ? URTP_IO_MMSG : URTP_IO_AUTO;
+  /* ZRTP and RTCP read the socket datagram by datagram: no GRO; nor on
+   * the application's socket, which another reader may share */
+  c.rx_mode = zs->enabled || mux || given ? URTP_IO_MMSG : URTP_IO_AUTO;
 
   if (zs->enabled && nclients != 1)
     goto zrtp_clients;
@@ -1190,10 +1255,25 @@ open_network (GstUvgRtpSink * self, const GstUvgRtpZrtpSettings * zs)
     goto no_host;
   if (any && port <= 0)
     goto bad_port;
-  r = urtp_sock_open (&self->sock, &c);
-  if (r < 0)
-    goto open_failed;
+  if (given) {
+    /* bound already: bind-address names no group to join here */
+    c.bind_addr = NULL;
+    r = urtp_sock_adopt (&self->sock, g_socket_get_fd (given), &c);
+    if (r < 0)
+      goto adopt_failed;
+  } else {
+    r = urtp_sock_open (&self->sock, &c);
+    if (r < 0)
+      goto open_failed;
+  }
   self->sock_open = TRUE;
+  GST_OBJECT_LOCK (self);
+  self->given_socket = given;
+  given = NULL;
+  gst_uvgrtp_settings_socket_opened (&self->common,
+      self->sock.family == AF_INET6 ? &self->used_socket_v6 : NULL,
+      self->given_socket, self->sock.fd);
+  GST_OBJECT_UNLOCK (self);
   if (!any || getnameinfo ((struct sockaddr *) &self->sock.remote,
           self->sock.remote_len, remote, sizeof remote, NULL, 0,
           NI_NUMERICHOST) != 0)
@@ -1241,6 +1321,13 @@ bad_port:
 open_failed:
   post_open_error (self, r, &c);
   goto fail;
+adopt_failed:
+  GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+      ("Could not send to %s port %d through the socket of property '%s': "
+          "%s", c.remote_addr, c.remote_port, given_prop, r == -EAFNOSUPPORT ?
+          "the host is not of the socket's address family" : g_strerror (-r)),
+      (NULL));
+  goto fail;
 zrtp_clients:
   GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
       ("ZRTP agrees keys with one receiver: %u clients (properties 'zrtp', "
@@ -1252,10 +1339,9 @@ zrtp_multicast:
           "'zrtp', 'host')", remote), (NULL));
   goto fail;
 fail:
-  if (self->sock_open) {
-    urtp_sock_close (&self->sock);
-    self->sock_open = FALSE;
-  }
+  if (self->sock_open)
+    close_socket (self);
+ 
   g_free (host);
   g_free (bind);
   g_free (iface);
@@ -1472,8 +1558,7 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
       gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
       self->zrtp_on = FALSE;
     }
-    urtp_sock_close (&self->sock);
-    self->sock_open = FALSE;
+    close_socket (self);
     return FALSE;
   }
   start_rtcp (self, stream);
@@ -1505,8 +1590,7 @@ stream_failed:
     gst_uvgrtp_zrtp_ctl_stop (self->zrtp_ctl);
     self->zrtp_on = FALSE;
   }
-  urtp_sock_close (&self->sock);
-  self->sock_open = FALSE;
+  close_socket (self);
   goto fail;
 fail:
   explicit_bzero (key, sizeof key);
@@ -1545,10 +1629,8 @@ gst_uvgrtp_sink_stop (GstBaseSink * bsink)
     gst_uvgrtp_sink_clients_wait_idle (self);
     urtp_sendstream_free (stream);
   }
-  if (self->sock_open) {
-    urtp_sock_close (&self->sock);
-    self->sock_open = FALSE;
-  }
+  if (self->sock_open)
+    close_socket (self);
   return TRUE;
 }
 

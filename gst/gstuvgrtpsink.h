@@ -71,6 +71,8 @@ struct _GstUvgRtpSink
   gchar *sdp_file;
   gboolean send_duplicates;
   GstCaps *rtp_caps;            /* extmap-N fields for header extensions */
+  GSocket *socket_v6;           /* the application's IPv6 socket, or NULL */
+  GSocket *used_socket_v6;      /* while open, when the socket is IPv6 */
 
   /* RTP header extensions (gstuvgrtphdrext.h; a lock of its own) */
   GstUvgRtpHdrExt hdrext;
@@ -88,6 +90,7 @@ struct _GstUvgRtpSink
    * under the object lock. */
   urtp_sock_t sock;
   gboolean sock_open;
+  GSocket *given_socket;        /* the application's socket in use, or NULL */
   urtp_sendstream_t *stream;
   urtp_rtcpio_t rtcpio;         /* RTCP's socket and schedule (its thread is
                                  * the stream's) */

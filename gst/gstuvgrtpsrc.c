@@ -258,7 +258,8 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * GstUvgRtpSrc:port:
    *
    * UDP port to receive packets on. 0 binds an ephemeral port, which the
-   * property reports once the element has started.
+   * property reports once the element has started; with #GstUvgRtp:socket
+   * it reports the socket's.
    */
   g_object_class_install_property (gobject_class, PROP_PORT,
       g_param_spec_int ("port", "Port",
@@ -954,6 +955,17 @@ close_rtcp (GstUvgRtpSrc * self, urtp_recvstream_t * stream)
   self->rtcp_on = FALSE;
 }
 
+/* Closes the socket; the application's is closed as close-socket says. */
+static void
+close_socket (GstUvgRtpSrc * self)
+{
+  urtp_sock_close (&self->sock);
+  GST_OBJECT_LOCK (self);
+  gst_uvgrtp_settings_socket_closed (&self->common, NULL, self->given_socket);
+  self->given_socket = NULL;
+  GST_OBJECT_UNLOCK (self);
+}
+
 static gboolean
 gst_uvgrtp_src_start (GstBaseSrc * bsrc)
 {
@@ -967,6 +979,7 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   GstUvgRtpZrtpSettings zs;
   GstUvgRtpZrtpCtl *zctl = NULL;
   urtp_recvstream_t *stream = NULL;
+  GSocket *given;
   guint replay_window;
   gint err_code, port, buffer_size, ret;
 
@@ -1005,11 +1018,25 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   cfg.reuse = self->reuse;
   cfg.tx_mode = URTP_IO_AUTO;
   cfg.rx_mode = (urtp_io_mode_t) self->recv_mode;
+  given = gst_uvgrtp_settings_take_socket (&self->common);
   GST_OBJECT_UNLOCK (self);
 
-  ret = urtp_sock_open (&self->sock, &cfg);
-  if (ret < 0)
-    goto open_failed;
+  if (given) {
+    /* the application bound it: address is read only for a group to join */
+    ret = urtp_sock_adopt (&self->sock, g_socket_get_fd (given), &cfg);
+    if (ret < 0)
+      goto adopt_failed;
+  } else {
+    ret = urtp_sock_open (&self->sock, &cfg);
+    if (ret < 0)
+      goto open_failed;
+  }
+  GST_OBJECT_LOCK (self);
+  gst_uvgrtp_settings_socket_opened (&self->common, NULL, given,
+      self->sock.fd);
+  self->given_socket = given;
+  given = NULL;
+  GST_OBJECT_UNLOCK (self);
   if (zs.enabled) {
     if (is_multicast_address (address))
       goto zrtp_multicast;
@@ -1051,7 +1078,9 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   self->resume = FALSE;
   self->was_playing = FALSE;
   g_atomic_int_set (&self->eos, 0);
-  if (port == 0) {
+  if (port == 0 || (self->given_socket &&
+          port != urtp_sock_local_port (&self->sock))) {
+    /* the port bound: RTCP's is the one after it */
     self->port = urtp_sock_local_port (&self->sock);
     port = -1;
   }
@@ -1083,6 +1112,14 @@ open_failed:
     self->sock.wake_fd = -1;
     goto fail;
   }
+adopt_failed:
+  {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+        ("Could not receive through the socket of property 'socket': %s",
+            g_strerror (-ret)), (NULL));
+    g_clear_object (&given);
+    goto fail;
+  }
 zrtp_multicast:
   {
     /* one sender and one receiver: a group has many receivers */
@@ -1112,9 +1149,7 @@ fail_socket:
   {
     gst_uvgrtp_zrtp_ctl_stop (zctl);
     gst_uvgrtp_zrtp_ctl_unref (zctl);
-    urtp_sock_close (&self->sock);
-    self->sock.fd = -1;
-    self->sock.wake_fd = -1;
+    close_socket (self);
     goto fail;
   }
 fail:
@@ -1159,9 +1194,7 @@ gst_uvgrtp_src_stop (GstBaseSrc * bsrc)
   close_rtcp (self, stream);
   urtp_recvstream_free (stream);
   urtp_rx_destroy (&self->rx);
-  urtp_sock_close (&self->sock);
-  self->sock.fd = -1;
-  self->sock.wake_fd = -1;
+  close_socket (self);
   GST_OBJECT_LOCK (self);
   gst_uvgrtp_src_session_clear (&self->session);
   GST_OBJECT_UNLOCK (self);

@@ -70,6 +70,7 @@ struct _GstUvgRtpSrc
    * streaming thread in between */
   gboolean opened;
   urtp_sock_t sock;
+  GSocket *given_socket;        /* the application's socket in use, or NULL */
   urtp_rx_t rx;
   urtp_recvstream_t *stream;    /* stats: urtp_recvstream_stats(), any thread */
   urtp_rtcpio_t rtcpio;         /* RTCP's socket and schedule */

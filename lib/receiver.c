@@ -46,6 +46,7 @@ void urtp_recv_config_init(urtp_recv_config_t *cfg, urtp_codec_t codec)
   cfg->rtcp = true;
   cfg->rtx_pt = 97;
   cfg->rcvbuf = 4 << 20;
+  cfg->fd = -1;
 }
 
 static int check_config(const urtp_recv_config_t *c)
@@ -81,7 +82,8 @@ int urtp_receiver_open(urtp_receiver_t **out, const urtp_recv_config_t *cfg)
     /* RTCP and ZRTP among the datagrams are read one by one */
     .rx_mode = cfg->rtcp_mux ? URTP_IO_MMSG : URTP_IO_AUTO,
   };
-  if ((r = urtp_sock_open(&rv->sock, &sc)) < 0)
+  r = cfg->fd >= 0 ? urtp_sock_adopt(&rv->sock, cfg->fd, &sc) : urtp_sock_open(&rv->sock, &sc);
+  if (r < 0)
     goto fail;
   if ((r = urtp_rx_init(&rv->rx, RX_BATCH, RX_SLOT)) < 0)
     goto fail;

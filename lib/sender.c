@@ -75,6 +75,7 @@ void urtp_send_config_init(urtp_send_config_t *cfg, urtp_codec_t codec)
   cfg->rtcp = true;
   cfg->rtx_pt = 97;
   cfg->config_interval = -1;
+  cfg->fd = -1;
 }
 
 static uint32_t rtp_ts_at(const urtp_sender_t *s, uint64_t pts_ns)
@@ -192,7 +193,8 @@ int urtp_sender_open(urtp_sender_t **out, const urtp_send_config_t *cfg)
     /* RTCP and ZRTP read a muxed socket datagram by datagram */
     .rx_mode = cfg->rtcp_mux ? URTP_IO_MMSG : URTP_IO_AUTO,
   };
-  if ((r = urtp_sock_open(&s->sock, &sc)) < 0)
+  r = cfg->fd >= 0 ? urtp_sock_adopt(&s->sock, cfg->fd, &sc) : urtp_sock_open(&s->sock, &sc);
+  if (r < 0)
     goto fail;
 
   urtp_sendstream_format_t fmt = {

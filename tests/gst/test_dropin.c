@@ -17,12 +17,17 @@
  *     fields against the last packet on the wire.
  *  5. Bad input: a client that is not host:port fails the start with an
  *     error naming `clients`.
+ *  6. Sockets as udpsink's and udpsrc's: symmetric RTP with one socket the
+ *     application bound, shared by uvgrtpsink and uvgrtpsrc, against
+ *     udpsink and udpsrc sharing theirs; used-socket, used-socket-v6,
+ *     socket-v6 and close-socket.
  */
 #include <string.h>
 
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
+#include <gst/net/gstnetaddressmeta.h>
 
 #include "rtcputil.h"
 #include "streamutil.h"
@@ -391,6 +396,212 @@ GST_START_TEST (test_bad_client)
 
 GST_END_TEST;
 
+/* A UDP socket bound to host:0, as an application makes one. */
+static GSocket *
+bound_socket (const gchar * host, gint * port)
+{
+  GInetAddress *ia = g_inet_address_new_from_string (host);
+  GSocketAddress *sa = g_inet_socket_address_new (ia, 0);
+  GSocket *sock = g_socket_new (g_inet_address_get_family (ia),
+      G_SOCKET_TYPE_DATAGRAM, G_SOCKET_PROTOCOL_UDP, NULL);
+  GSocketAddress *local;
+
+  fail_unless (sock && g_socket_bind (sock, sa, FALSE, NULL));
+  local = g_socket_get_local_address (sock, NULL);
+  *port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
+  g_object_unref (local);
+  g_object_unref (sa);
+  g_object_unref (ia);
+  return sock;
+}
+
+/* Records the source port of every datagram udpsrc reads. */
+static GstPadProbeReturn
+on_datagram (GstPad * pad, GstPadProbeInfo * info, gpointer user)
+{
+  GstNetAddressMeta *m =
+      gst_buffer_get_net_address_meta (GST_PAD_PROBE_INFO_BUFFER (info));
+  gint port = m ? g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS
+      (m->addr)) : -1;
+
+  g_array_append_val ((GArray *) user, port);
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+set_socket (GstElement * p, const gchar * name, const gchar * prop,
+    GSocket * sock)
+{
+  GstElement *e = gst_bin_get_by_name (GST_BIN (p), name);
+
+  g_object_set (e, prop, sock, "close-socket", FALSE, NULL);
+  gst_object_unref (e);
+}
+
+static GSocket *
+get_socket (GstElement * p, const gchar * name, const gchar * prop)
+{
+  GstElement *e = gst_bin_get_by_name (GST_BIN (p), name);
+  GSocket *sock;
+
+  g_object_get (e, prop, &sock, NULL);
+  gst_object_unref (e);
+  return sock;
+}
+
+/* Symmetric RTP (RFC 4961) with the application's sockets, against the
+ * stock elements doing the same: one socket per side, a sender and a
+ * receiver on it. Each side gets every access unit of the other, byte for
+ * byte, and what reaches the stock side came from our socket's port. */
+GST_START_TEST (test_socket_symmetric)
+{
+  Stream *st = stream_h264 ();
+  gint pa, pb;
+  GSocket *sa = bound_socket ("127.0.0.1", &pa);
+  GSocket *sb = bound_socket ("127.0.0.1", &pb);
+  GArray *from = g_array_new (FALSE, FALSE, sizeof (gint));
+  GstElement *our_rx, *our_tx, *stock_rx, *stock_tx, *e;
+  GSocket *used;
+  GPtrArray *got;
+  GstPad *pad;
+
+  our_rx = launchf ("uvgrtpsrc name=net caps=\"%s\" ! appsink name=out "
+      "sync=false", RTP_CAPS);
+  set_socket (our_rx, "net", "socket", sa);
+  our_tx = launchf ("appsrc name=in format=time ! uvgrtpsink name=net "
+      "host=127.0.0.1 port=%d", pb);
+  set_socket (our_tx, "net", "socket", sa);
+  stock_rx = launchf ("udpsrc name=net caps=\"%s\" ! rtph264depay ! "
+      "h264parse ! video/x-h264,stream-format=byte-stream,alignment=au ! "
+      "appsink name=out sync=false", RTP_CAPS);
+  set_socket (stock_rx, "net", "socket", sb);
+  e = gst_bin_get_by_name (GST_BIN (stock_rx), "net");
+  pad = gst_element_get_static_pad (e, "src");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, on_datagram, from, NULL);
+  gst_object_unref (pad);
+  gst_object_unref (e);
+  stock_tx = launchf ("appsrc name=in format=time ! rtph264pay pt=96 "
+      "config-interval=-1 ! udpsink name=net host=127.0.0.1 port=%d", pa);
+  set_socket (stock_tx, "net", "socket", sb);
+  play (our_rx);
+  play (stock_rx);
+
+  /* ours to the stock receiver, from our socket's port */
+  stream_push (our_tx, st, FPS);
+  wait_eos (our_tx);
+  used = get_socket (our_tx, "net", "used-socket");
+  fail_unless (used == sa);
+  g_object_unref (used);
+  got = appsink_pull_all (stock_rx, "out", NULL);
+  stream_check_all (st, DECODE, got);
+  g_ptr_array_unref (got);
+  fail_unless (from->len > FRAMES);
+  for (guint i = 0; i < from->len; i++)
+    fail_unless_equals_int (g_array_index (from, gint, i), pa);
+
+  /* the stock sender to ours, on the same socket: every picture decodes
+   * (not byte for byte: rtph264pay leaves out the access unit delimiters) */
+  stream_push (stock_tx, st, FPS);
+  wait_eos (stock_tx);
+  got = appsink_pull_all (our_rx, "out", NULL);
+  fail_unless_equals_int (got->len, FRAMES);
+  fail_unless_equals_int (stream_decoded (st, DECODE, got), FRAMES);
+  g_ptr_array_unref (got);
+  used = get_socket (our_rx, "net", "used-socket");
+  fail_unless (used == sa);
+  g_object_unref (used);
+  e = gst_bin_get_by_name (GST_BIN (our_rx), "net");
+  {
+    gint port;
+
+    g_object_get (e, "port", &port, NULL);
+    fail_unless_equals_int (port, pa);
+  }
+
+  /* close-socket=false leaves the socket open; true closes it */
+  stop (our_tx);
+  fail_if (g_socket_is_closed (sa));
+  g_object_set (e, "close-socket", TRUE, NULL);
+  gst_object_unref (e);
+  stop (our_rx);
+  fail_unless (g_socket_is_closed (sa));
+  stop (stock_tx);
+  stop (stock_rx);
+  g_array_unref (from);
+  g_object_unref (sa);
+  g_object_unref (sb);
+}
+
+GST_END_TEST;
+
+/* Our own socket as used-socket (a GSocket the application can send
+ * through from the element's port) while playing, none after; an IPv6
+ * host through socket-v6, shown in used-socket-v6. */
+GST_START_TEST (test_used_socket)
+{
+  gint base = free_ports (4), p6, port;
+  GstElement *rx = rtp_receiver (base), *tx, *s;
+  GSocket *used, *used6, *s6;
+  GPtrArray *got;
+  gchar *props;
+
+  g_usleep (100000);
+  props = g_strdup_printf ("host=127.0.0.1 port=%d bind-port=%d", base,
+      base + 2);
+  tx = launchf ("videotestsrc num-buffers=5 is-live=true ! x264enc "
+      "tune=zerolatency ! uvgrtpsink name=s %s", props);
+  g_free (props);
+  s = gst_bin_get_by_name (GST_BIN (tx), "s");
+  play (tx);
+  g_object_get (s, "used-socket", &used, "used-socket-v6", &used6, NULL);
+  fail_unless (used != NULL && used6 == NULL);
+  {
+    GSocketAddress *local = g_socket_get_local_address (used, NULL);
+
+    port = g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (local));
+    g_object_unref (local);
+  }
+  fail_unless_equals_int (port, base + 2);
+  wait_eos (tx);
+  stop (tx);
+  g_object_get (s, "used-socket", &used6, NULL);
+  fail_unless (used6 == NULL);
+  /* ours was a duplicate: still the application's to use */
+  fail_if (g_socket_is_closed (used));
+  g_object_unref (used);
+  gst_object_unref (s);
+  got = appsink_pull_all (rx, "out", NULL);
+  fail_unless (got->len > 5);
+  g_ptr_array_unref (got);
+  stop (rx);
+
+  /* IPv6 */
+  s6 = bound_socket ("::1", &p6);
+  rx = launchf ("udpsrc address=::1 port=%d ! appsink name=out sync=false",
+      base + 1);
+  play (rx);
+  g_usleep (100000);
+  tx = launchf ("videotestsrc num-buffers=5 is-live=true ! x264enc "
+      "tune=zerolatency ! uvgrtpsink name=s host=::1 port=%d", base + 1);
+  set_socket (tx, "s", "socket-v6", s6);
+  s = gst_bin_get_by_name (GST_BIN (tx), "s");
+  play (tx);
+  g_object_get (s, "used-socket", &used, "used-socket-v6", &used6, NULL);
+  fail_unless (used == NULL && used6 == s6);
+  g_object_unref (used6);
+  wait_eos (tx);
+  gst_object_unref (s);
+  stop (tx);
+  got = appsink_pull_all (rx, "out", NULL);
+  fail_unless (got->len > 5);
+  g_ptr_array_unref (got);
+  stop (rx);
+  fail_if (g_socket_is_closed (s6));
+  g_object_unref (s6);
+}
+
+GST_END_TEST;
+
 static Suite *
 dropin_suite (void)
 {
@@ -404,6 +615,8 @@ dropin_suite (void)
   tcase_add_test (tc, test_port_retarget);
   tcase_add_test (tc, test_payloader_props);
   tcase_add_test (tc, test_bad_client);
+  tcase_add_test (tc, test_socket_symmetric);
+  tcase_add_test (tc, test_used_socket);
   return s;
 }
 

@@ -11,6 +11,7 @@
  */
 #include "urtp/net.h"
 #include "urtp/pay.h"
+#include "urtp/urtp.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -1260,6 +1261,48 @@ static void test_adopt(void)
   urtp_sock_close(&peer);
 }
 
+/* The same through urtp.h: a sender and a receiver on sockets of the
+ * caller's (fd), Opus packets byte for byte, the receiver's port the
+ * socket's, and each side's socket left open for the caller. */
+static void test_adopt_api(void)
+{
+  int fs = bound_udp(AF_INET, "127.0.0.1"), fr = bound_udp(AF_INET, "127.0.0.1");
+  REQUIRE(fs >= 0 && fr >= 0);
+  urtp_recv_config_t rc;
+  urtp_recv_config_init(&rc, URTP_CODEC_OPUS);
+  CHECK_EQ(rc.fd, -1);
+  rc.fd = fr;
+  rc.rtcp = false;
+  rc.latency_ns = 0;
+  urtp_receiver_t *r;
+  REQUIRE(urtp_receiver_open(&r, &rc) == 0);
+  CHECK_EQ(urtp_receiver_port(r), fd_port(fr));
+  urtp_send_config_t sc;
+  urtp_send_config_init(&sc, URTP_CODEC_OPUS);
+  sc.fd = fs;
+  sc.host = "127.0.0.1";
+  sc.port = (uint16_t)fd_port(fr);
+  sc.rtcp = false;
+  urtp_sender_t *tx;
+  REQUIRE(urtp_sender_open(&tx, &sc) == 0);
+  uint8_t pkt[100];
+  for (unsigned i = 0; i < 5; i++) {
+    memset(pkt, (int)i + 1, sizeof pkt);
+    CHECK_EQ(urtp_sender_push(tx, pkt, sizeof pkt, i * 20000000ull), 0);
+  }
+  for (unsigned i = 0; i < 5; i++) {
+    urtp_frame_t f;
+    CHECK_EQ(urtp_receiver_pull(r, &f, 5000), 1);
+    CHECK(f.len == sizeof pkt && f.data[0] == i + 1 && f.data[99] == i + 1);
+  }
+  CHECK_EQ(urtp_sender_close(tx), 0);
+  urtp_receiver_close(r);
+  /* the caller's own: still open */
+  CHECK_EQ(fcntl(fs, F_GETFD) >= 0 && fcntl(fr, F_GETFD) >= 0, 1);
+  close(fs);
+  close(fr);
+}
+
 int main(void)
 {
   pool_init();
@@ -1295,5 +1338,6 @@ int main(void)
   TAP_RUN(test_stream_mcast_mmsg_gro);
   TAP_RUN(test_watch_and_sendto);
   TAP_RUN(test_adopt);
+  TAP_RUN(test_adopt_api);
   return tap_done();
 }

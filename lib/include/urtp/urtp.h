@@ -151,6 +151,11 @@ typedef struct urtp_send_config {
    * called on the stream's RTCP thread. Default NULL. */
   void (*keyframe)(void *user);
   void *user;
+  /* A UDP socket the caller made and bound, to send from instead of one
+   * of ours (bind_addr and bind_port unused): symmetric RTP (RFC 4961),
+   * the same socket given to a receiver too. It is duplicated, never
+   * connected; the caller keeps and closes it. Default -1: our own. */
+  int fd;
 } urtp_send_config_t;
 
 URTP_API void urtp_send_config_init(urtp_send_config_t *cfg, urtp_codec_t codec);
@@ -261,6 +266,10 @@ typedef struct urtp_recv_config {
   size_t params_len;
   int rcvbuf;                   /* socket receive buffer, bytes; default
                                  * 4 MiB (the system's limit applies) */
+  /* A UDP socket the caller made and bound, to receive on instead of one
+   * of ours (port unused: urtp_receiver_port says the socket's; a group
+   * in bind_addr is joined): as the sender's fd. Default -1. */
+  int fd;
 } urtp_recv_config_t;
 
 URTP_API void urtp_recv_config_init(urtp_recv_config_t *cfg, urtp_codec_t codec);
