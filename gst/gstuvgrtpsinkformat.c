@@ -98,6 +98,33 @@ gst_uvgrtp_sink_write_sdp (GstUvgRtpSink * self)
   return ok;
 }
 
+/* The multistream layout of Opus caps of channel-mapping-family 1. */
+static gboolean
+opus_layout (const GstStructure * st, gint channels, urtp_opus_multi_t * m)
+{
+  const GValue *map = gst_structure_get_value (st, "channel-mapping");
+  gint streams, coupled;
+
+  if (!gst_structure_get_int (st, "stream-count", &streams) ||
+      !gst_structure_get_int (st, "coupled-count", &coupled) || !map ||
+      !GST_VALUE_HOLDS_ARRAY (map) || channels < 1 || channels > 255 ||
+      streams < 1 || coupled < 0 ||
+      gst_value_array_get_size (map) != (guint) channels)
+    return FALSE;
+  m->channels = (guint) channels;
+  m->streams = (guint) streams;
+  m->coupled = (guint) coupled;
+  for (gint i = 0; i < channels; i++) {
+    const GValue *v = gst_value_array_get_value (map, (guint) i);
+
+    if (!G_VALUE_HOLDS_INT (v) || g_value_get_int (v) < 0 ||
+        g_value_get_int (v) > 255)
+      return FALSE;
+    m->mapping[i] = (guint8) g_value_get_int (v);
+  }
+  return urtp_opus_multi_valid (m);
+}
+
 gboolean
 gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
 {
@@ -127,12 +154,17 @@ gst_uvgrtp_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
 
   if (fmt.codec == URTP_CODEC_OPUS) {
     if (gst_structure_get_int (st, "channel-mapping-family", &family)
-        && family != 0)
+        && family != 0 && family != 1)
       goto bad_opus_family;
     if (!gst_structure_get_int (st, "channels", &channels))
       channels = 2;
-    if (channels < 1 || channels > 2)
+    if (family == 1) {
+      /* more than two channels: MULTIOPUS, as rtpopuspay sends it */
+      if (!opus_layout (st, channels, &fmt.opus_multi))
+        goto bad_opus_layout;
+    } else if (channels < 1 || channels > 2) {
       goto bad_opus_channels;
+    }
     fmt.channels = (guint) channels;
   } else {
     format = gst_structure_get_string (st, "stream-format");
@@ -225,7 +257,16 @@ bad_opus_family:
   {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("Opus with channel-mapping-family %d cannot be sent as RTP "
-            "(RFC 7587 carries family 0 only)", family), (NULL));
+            "(families 0 and 1 only, as MULTIOPUS)", family), (NULL));
+    return FALSE;
+  }
+bad_opus_layout:
+  {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Opus with channel-mapping-family 1 needs channels, stream-count, "
+            "coupled-count and a channel-mapping of one entry per channel "
+            "that fit together (RFC 7845 5.1.1)"), ("caps %" GST_PTR_FORMAT,
+            caps));
     return FALSE;
   }
 bad_opus_channels:

@@ -200,7 +200,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
         "alignment = (string) au; "
         "video/x-h266, stream-format = (string) byte-stream, "
         "alignment = (string) au; "
-        "audio/x-opus, channel-mapping-family = (int) 0"));
+        "audio/x-opus, channel-mapping-family = (int) [ 0, 1 ]"));
 
 #define gst_uvgrtp_src_parent_class parent_class
 G_DEFINE_TYPE_WITH_CODE (GstUvgRtpSrc, gst_uvgrtp_src, GST_TYPE_PUSH_SRC,

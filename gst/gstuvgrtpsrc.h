@@ -33,6 +33,7 @@ typedef struct
   gboolean donl;
   gint channels;                /* Opus: 0 = unknown */
   gint rate;                    /* Opus: 0 = unknown */
+  urtp_opus_multi_t opus_multi; /* MULTIOPUS; channels 0: Opus */
   GstMemory *params;            /* Annex-B parameter sets, or NULL */
 } GstUvgRtpSrcSession;
 

@@ -31,10 +31,12 @@ gst_uvgrtp_src_session_clear (GstUvgRtpSrcSession * s)
 }
 
 static gboolean
-codec_from_name (const gchar * name, urtp_codec_t * codec)
+codec_from_name (const gchar * name, urtp_codec_t * codec, gboolean * multi)
 {
-  /* rtpopuspay's name for Opus before RFC 7587 */
-  if (g_ascii_strcasecmp (name, "X-GST-OPUS-DRAFT-SPITTKA-00") == 0) {
+  *multi = g_ascii_strcasecmp (name, "MULTIOPUS") == 0;
+  /* rtpopuspay's name for Opus before RFC 7587, and for more than two
+   * channels */
+  if (g_ascii_strcasecmp (name, "X-GST-OPUS-DRAFT-SPITTKA-00") == 0 || *multi) {
     *codec = URTP_CODEC_OPUS;
     return TRUE;
   }
@@ -106,6 +108,7 @@ gst_uvgrtp_src_session_resolve (GstUvgRtpSrc * self, GstUvgRtpSrcSession * out,
   const GstStructure *s = NULL;
   const gchar *name = NULL;
   FmtpWalk walk = { 0 };
+  gboolean multi;
   gsize len;
   gint v;
 
@@ -127,7 +130,7 @@ gst_uvgrtp_src_session_resolve (GstUvgRtpSrc * self, GstUvgRtpSrcSession * out,
         "encoding-name field");
     return FALSE;
   }
-  if (!codec_from_name (name, &out->codec)) {
+  if (!codec_from_name (name, &out->codec, &multi)) {
     *err_msg = g_strdup_printf ("Unsupported encoding-name '%s' (from the "
         "'%s' property): supported are H264, H265, H266 and OPUS", name,
         name == self->encoding_name ? "encoding-name" : "caps");
@@ -135,6 +138,8 @@ gst_uvgrtp_src_session_resolve (GstUvgRtpSrc * self, GstUvgRtpSrcSession * out,
   }
 
   out->clock_rate = urtp_codec_clock_rate (out->codec);
+  if (!s && multi)
+    goto no_layout;
   if (!s)
     return TRUE;
 
@@ -159,6 +164,15 @@ gst_uvgrtp_src_session_resolve (GstUvgRtpSrc * self, GstUvgRtpSrcSession * out,
   out->donl = walk.fmtp.donl;
   out->channels = (gint) walk.fmtp.channels;
   out->rate = (gint) walk.fmtp.rate;
+  if (multi) {
+    /* the layout comes with the caps, as rtpopuspay puts it there */
+    if (!urtp_opus_multi_valid (&walk.fmtp.multi)) {
+      urtp_fmtp_clear (&walk.fmtp);
+      goto no_layout;
+    }
+    out->opus_multi = walk.fmtp.multi;
+    out->channels = (gint) walk.fmtp.multi.channels;
+  }
   len = urtp_fmtp_params (&walk.fmtp, NULL);
   if (len > 0) {
     guint8 *data = g_malloc (len);
@@ -169,6 +183,12 @@ gst_uvgrtp_src_session_resolve (GstUvgRtpSrc * self, GstUvgRtpSrcSession * out,
   }
   urtp_fmtp_clear (&walk.fmtp);
   return TRUE;
+
+no_layout:
+  *err_msg = g_strdup ("MULTIOPUS needs its layout in the 'caps' property: "
+      "num_streams, coupled_streams and channel_mapping (one entry per "
+      "channel), as rtpopuspay's caps give them");
+  return FALSE;
 }
 
 void
@@ -189,6 +209,25 @@ gst_uvgrtp_src_session_caps (const GstUvgRtpSrcSession * s)
 
   switch (s->codec) {
     case URTP_CODEC_OPUS:
+      if (s->opus_multi.channels) {
+        GValue map = G_VALUE_INIT, v = G_VALUE_INIT;
+
+        gst_value_array_init (&map, s->opus_multi.channels);
+        g_value_init (&v, G_TYPE_INT);
+        for (guint i = 0; i < s->opus_multi.channels; i++) {
+          g_value_set_int (&v, s->opus_multi.mapping[i]);
+          gst_value_array_append_value (&map, &v);
+        }
+        caps = gst_caps_new_simple ("audio/x-opus", "channel-mapping-family",
+            G_TYPE_INT, 1, "rate", G_TYPE_INT, s->rate > 0 ? s->rate : 48000,
+            "channels", G_TYPE_INT, (gint) s->opus_multi.channels,
+            "stream-count", G_TYPE_INT, (gint) s->opus_multi.streams,
+            "coupled-count", G_TYPE_INT, (gint) s->opus_multi.coupled, NULL);
+        gst_caps_set_value (caps, "channel-mapping", &map);
+        g_value_unset (&v);
+        g_value_unset (&map);
+        return caps;
+      }
       caps = gst_caps_new_simple ("audio/x-opus", "channel-mapping-family",
           G_TYPE_INT, 0, "rate", G_TYPE_INT, s->rate > 0 ? s->rate : 48000,
           NULL);

@@ -2,6 +2,9 @@
 #include "urtp/codec.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 /*
@@ -145,4 +148,54 @@ int urtp_codec_from_name(const char *name, urtp_codec_t *out)
     }
   }
   return -EINVAL;
+}
+
+bool urtp_opus_multi_valid(const urtp_opus_multi_t *m)
+{
+  if (m->channels < 1 || m->channels > 255 || m->streams < 1 || m->coupled > m->streams ||
+      m->streams + m->coupled > 255)
+    return false;
+  for (unsigned i = 0; i < m->channels; i++)
+    if (m->mapping[i] != 255 && m->mapping[i] >= m->streams + m->coupled)
+      return false;
+  return true;
+}
+
+int urtp_opus_multi_parse_mapping(urtp_opus_multi_t *m, const char *list)
+{
+  unsigned n = 0;
+  const char *p = list;
+  while (*p) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 0 || v > 255 || n == 255)
+      return -EINVAL;
+    m->mapping[n++] = (uint8_t)v;
+    p = end;
+    while (*p == ' ')
+      p++;
+    if (*p == ',')
+      p++;
+    else if (*p)
+      return -EINVAL;
+  }
+  if (n == 0 || (m->channels && m->channels != n))
+    return -EINVAL;
+  m->channels = n;
+  return 0;
+}
+
+size_t urtp_opus_multi_format_mapping(const urtp_opus_multi_t *m, char *out, size_t cap)
+{
+  size_t n = 0;
+  for (unsigned i = 0; i < m->channels; i++) {
+    char item[8];
+    int l = snprintf(item, sizeof item, i ? ",%u" : "%u", (unsigned)m->mapping[i]);
+    if (out && n + (size_t)l < cap)
+      memcpy(out + n, item, (size_t)l);
+    n += (size_t)l;
+  }
+  if (out && cap)
+    out[n < cap ? n : cap - 1] = 0;
+  return n;
 }

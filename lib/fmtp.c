@@ -88,11 +88,35 @@ int urtp_fmtp_set(urtp_fmtp_t *f, const char *name, const char *value, char *why
     return -ENOTSUP;
   } else if (f->codec == URTP_CODEC_OPUS && strcmp(name, "sprop-stereo") == 0) {
     f->channels = strcmp(value, "1") == 0 ? 2 : 1;
+  } else if (f->codec == URTP_CODEC_OPUS && (strcmp(name, "num_streams") == 0 ||
+                                              strcmp(name, "coupled_streams") == 0 ||
+                                              strcmp(name, "encoding-params") == 0)) {
+    if (!parse_long(value, &v) || v < 0 || v > 255) {
+      if (why)
+        snprintf(why, why_len, "%s=%s: not a number of 0 to 255", name, value);
+      return -EINVAL;
+    }
+    if (name[0] == 'n')
+      f->multi.streams = (unsigned)v;
+    else if (name[0] == 'c')
+      f->multi.coupled = (unsigned)v;
+    else if (f->multi.channels && f->multi.channels != (unsigned)v)
+      goto mapping_mismatch;
+    else
+      f->multi.channels = (unsigned)v;
+  } else if (f->codec == URTP_CODEC_OPUS && strcmp(name, "channel_mapping") == 0) {
+    if (urtp_opus_multi_parse_mapping(&f->multi, value) < 0)
+      goto mapping_mismatch;
   } else if (f->codec == URTP_CODEC_OPUS && strcmp(name, "sprop-maxcapturerate") == 0 &&
              parse_long(value, &v) && v > 0 && v <= 192000) {
     f->rate = (unsigned)v;
   }
   return 0;
+
+mapping_mismatch:
+  if (why)
+    snprintf(why, why_len, "%s=%s: not a list of 0 to 255 for each channel", name, value);
+  return -EINVAL;
 }
 
 size_t urtp_fmtp_params(const urtp_fmtp_t *f, uint8_t *out)

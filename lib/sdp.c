@@ -117,7 +117,15 @@ static void media_level(sb_t *b, const urtp_sdp_desc_t *d)
 {
   unsigned pt = d->pt;
   bool opus = d->codec == URTP_CODEC_OPUS;
-  if (opus) {
+  if (opus && d->opus_multi) {
+    const urtp_opus_multi_t *m = d->opus_multi;
+    char map[255 * 4];
+    urtp_opus_multi_format_mapping(m, map, sizeof map);
+    m_line(b, d, "audio");
+    sb_printf(b, "a=rtpmap:%u multiopus/48000/%u\r\n", pt, m->channels);
+    sb_printf(b, "a=fmtp:%u num_streams=%u;coupled_streams=%u;channel_mapping=%s\r\n", pt,
+              m->streams, m->coupled, map);
+  } else if (opus) {
     m_line(b, d, "audio");
     sb_printf(b, "a=rtpmap:%u opus/48000/2\r\n", pt);
     sb_printf(b, "a=fmtp:%u sprop-stereo=%d\r\n", pt, d->channels == 2);

@@ -692,7 +692,8 @@ int urtp_sendstream_set_format(urtp_sendstream_t *ss, const urtp_sendstream_form
   size_t mtu = fmt->mtu ? fmt->mtu : URTP_PAY_DEFAULT_MTU;
   if ((unsigned)fmt->codec > URTP_CODEC_OPUS || mtu < URTP_PAY_MIN_MTU || mtu > 65535 ||
       fmt->pt > 127 || fmt->nal_length_size > 4 || (unsigned)fmt->input > URTP_INPUT_LENGTH_PREFIXED ||
-      (!video && (fmt->channels < 1 || fmt->channels > 2)) ||
+      (!video && !fmt->opus_multi.channels && (fmt->channels < 1 || fmt->channels > 2)) ||
+      (!video && fmt->opus_multi.channels && !urtp_opus_multi_valid(&fmt->opus_multi)) ||
       (fmt->input == URTP_INPUT_LENGTH_PREFIXED &&
        fmt->codec != URTP_CODEC_H264 && fmt->codec != URTP_CODEC_H265))
     return -EINVAL;
@@ -1087,6 +1088,8 @@ int urtp_sendstream_sdp(urtp_sendstream_t *ss, const urtp_sdp_desc_t *base, char
     d.codec = ss->fmt.codec;
     d.pt = ss->fmt.pt;
     d.channels = ss->fmt.channels;
+    d.opus_multi = d.codec == URTP_CODEC_OPUS && ss->fmt.opus_multi.channels ? &ss->fmt.opus_multi
+                                                                                : NULL;
     d.params = d.codec == URTP_CODEC_OPUS ? NULL : &ss->ps;
     r = urtp_sdp_write(&d, out, cap);
   }

@@ -78,6 +78,28 @@ bool urtp_h26x_starts_au(const urtp_h26x_desc_t *d, unsigned type, const uint8_t
  * or 0 if it is not a valid packet. */
 unsigned urtp_opus_packet_samples(const uint8_t *data, size_t len);
 
+/* Opus with more than two channels (RFC 7845 channel mapping family 1,
+ * as "multiopus" in SDP, GStreamer's and libwebrtc's MULTIOPUS): each RTP
+ * payload is one multistream packet (streams Opus streams, the first
+ * coupled of them stereo), channel i of the output being decoded from
+ * mapping[i] (255: silent). RTP carries it as it carries Opus. */
+typedef struct urtp_opus_multi {
+  unsigned channels;            /* 1..255; 0: not multistream */
+  unsigned streams, coupled;
+  uint8_t mapping[255];
+} urtp_opus_multi_t;
+
+/* Whether m is a consistent multistream layout (RFC 7845 5.1.1: streams
+ * >= 1, coupled <= streams, streams + coupled <= 255, every mapping entry
+ * below streams + coupled or 255). */
+bool urtp_opus_multi_valid(const urtp_opus_multi_t *m);
+/* Reads a channel_mapping list ("0,4,1,2,3,5") into m->mapping and
+ * m->channels when it is not set yet; returns 0 or -EINVAL. */
+int urtp_opus_multi_parse_mapping(urtp_opus_multi_t *m, const char *list);
+/* Writes the list form of m's mapping into out (NUL-terminated, cut at
+ * cap); returns the length it needs. */
+size_t urtp_opus_multi_format_mapping(const urtp_opus_multi_t *m, char *out, size_t cap);
+
 /* RTP clock rate: 90000, or 48000 for Opus. */
 uint32_t urtp_codec_clock_rate(urtp_codec_t codec);
 

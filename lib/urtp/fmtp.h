@@ -33,6 +33,10 @@ typedef struct urtp_fmtp {
   bool donl;                    /* H.265: sprop-max-don-diff > 0 */
   unsigned channels;            /* Opus sprop-stereo: 2 or 1; 0: not given */
   unsigned rate;                /* Opus sprop-maxcapturerate; 0: not given */
+  /* MULTIOPUS: num_streams, coupled_streams, channel_mapping and the
+   * channel count (encoding-params, the rtpmap's); streams 0: none given.
+   * Check it with urtp_opus_multi_valid before use. */
+  urtp_opus_multi_t multi;
   /* decoded parameter sets of each kind (H.264's all under SPS) */
   uint8_t *sets[URTP_FMTP_KINDS];
   size_t sets_len[URTP_FMTP_KINDS];

@@ -49,6 +49,9 @@ typedef struct urtp_sdp_desc {
   urtp_codec_t codec;
   uint8_t pt;
   unsigned channels;            /* Opus: 2 is sprop-stereo=1 */
+  /* Opus of more than two channels: multiopus/48000/N with num_streams,
+   * coupled_streams and channel_mapping; NULL: Opus */
+  const urtp_opus_multi_t *opus_multi;
   const urtp_params_t *params;  /* H.26x parameter sets; NULL: none known */
   uint16_t rtcp_port;           /* where RTCP goes (a=rtcp, RFC 3605); 0: no line */
   bool rtcp_mux;                /* RTCP on the RTP port (a=rtcp-mux, RFC 5761) */

@@ -115,7 +115,10 @@ typedef struct urtp_sendstream_format {
   bool align_nal;               /* pushes are NAL-aligned pieces of access
                                  * units (URTP_SEND_END_AU marks the last);
                                  * else each push is one whole access unit */
-  unsigned channels;            /* Opus: 1 or 2 (SDP sprop-stereo) */
+  unsigned channels;            /* Opus: 1 or 2 (SDP sprop-stereo); with
+                                 * opus_multi its channel count */
+  urtp_opus_multi_t opus_multi; /* Opus of more than two channels (codec.h);
+                                 * channels 0: Opus of 1 or 2 */
 } urtp_sendstream_format_t;
 
 /* Called once per push when the stream no longer needs its bytes. */

@@ -21,6 +21,8 @@
  *     application bound, shared by uvgrtpsink and uvgrtpsrc, against
  *     udpsink and udpsrc sharing theirs; used-socket, used-socket-v6,
  *     socket-v6 and close-socket.
+ *  7. Opus of six channels as MULTIOPUS, to rtpopusdepay and from
+ *     rtpopuspay, every packet decoded.
  */
 #include <string.h>
 
@@ -602,6 +604,78 @@ GST_START_TEST (test_used_socket)
 
 GST_END_TEST;
 
+#define MULTIOPUS_CAPS "application/x-rtp,media=audio,clock-rate=48000," \
+  "encoding-name=MULTIOPUS,num_streams=(string)4,coupled_streams=(string)2," \
+  "channel_mapping=(string)\"0,4,1,2,3,5\",encoding-params=(string)6,payload=96"
+/* 50 pictures of 20 ms of 5.1 sound, as opusenc makes 20 ms packets */
+#define SOUND_51 "audiotestsrc num-buffers=50 samplesperbuffer=960 ! " \
+  "audio/x-raw,channels=6,rate=48000 ! opusenc"
+
+/* The samples of 6-channel sound that reached appsink "out" of p. */
+static guint64
+samples_51 (GstElement * p)
+{
+  GstCaps *caps = NULL;
+  GPtrArray *got = appsink_pull_all (p, "out", &caps);
+  GstStructure *st;
+  guint64 bytes = 0;
+  gint ch = 0;
+
+  fail_unless (got->len > 0 && caps != NULL);
+  st = gst_caps_get_structure (caps, 0);
+  fail_unless (gst_structure_get_int (st, "channels", &ch));
+  fail_unless_equals_int (ch, 6);
+  for (guint i = 0; i < got->len; i++)
+    bytes += gst_buffer_get_size (g_ptr_array_index (got, i));
+  gst_caps_unref (caps);
+  g_ptr_array_unref (got);
+  return bytes / (6 * 2);
+}
+
+/* Opus of six channels (channel-mapping-family 1) both ways with the
+ * stock elements, as MULTIOPUS: every packet decodes to 5.1 sound, each
+ * way the whole second. */
+GST_START_TEST (test_multiopus)
+{
+  gint base = free_ports (4);
+  GstElement *rx, *tx, *s;
+  guint64 packets;
+
+  /* ours to rtpopusdepay */
+  rx = launchf ("udpsrc address=127.0.0.1 port=%d caps=\"%s\" ! "
+      "rtpopusdepay ! opusdec ! audio/x-raw,format=S16LE ! appsink "
+      "name=out sync=false", base, MULTIOPUS_CAPS);
+  play (rx);
+  g_usleep (100000);
+  tx = launchf (SOUND_51 " ! uvgrtpsink name=s host=127.0.0.1 port=%d "
+      "rtcp=false", base);
+  s = gst_bin_get_by_name (GST_BIN (tx), "s");
+  play (tx);
+  wait_eos (tx);
+  packets = stat_u64 (s, "packets");
+  fail_unless (packets >= 50, "%" G_GUINT64_FORMAT, packets);
+  fail_unless_equals_uint64 (samples_51 (rx), packets * 960);
+  gst_object_unref (s);
+  stop (tx);
+  stop (rx);
+
+  /* rtpopuspay to ours */
+  rx = launchf ("uvgrtpsrc port=%d caps=\"%s\" ! opusdec ! "
+      "audio/x-raw,format=S16LE ! appsink name=out sync=false", base + 2,
+      MULTIOPUS_CAPS);
+  play (rx);
+  g_usleep (100000);
+  tx = launchf (SOUND_51 " ! rtpopuspay pt=96 ! udpsink host=127.0.0.1 "
+      "port=%d", base + 2);
+  play (tx);
+  wait_eos (tx);
+  fail_unless_equals_uint64 (samples_51 (rx), packets * 960);
+  stop (tx);
+  stop (rx);
+}
+
+GST_END_TEST;
+
 static Suite *
 dropin_suite (void)
 {
@@ -617,6 +691,7 @@ dropin_suite (void)
   tcase_add_test (tc, test_bad_client);
   tcase_add_test (tc, test_socket_symmetric);
   tcase_add_test (tc, test_used_socket);
+  tcase_add_test (tc, test_multiopus);
   return s;
 }
 

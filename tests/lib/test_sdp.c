@@ -169,6 +169,52 @@ static void test_opus(void)
                  "a=fmtp:111 sprop-stereo=0\r\n");
 }
 
+/* Opus of six channels (5.1), as rtpopuspay and libwebrtc name it: the
+ * SDP says multiopus with the layout; reading the same fields back
+ * (fmtp.h) gives the layout again; inconsistent layouts are refused. */
+static void test_multiopus(void)
+{
+  urtp_opus_multi_t m = { .channels = 6, .streams = 4, .coupled = 2,
+                          .mapping = { 0, 4, 1, 2, 3, 5 } };
+  CHECK(urtp_opus_multi_valid(&m));
+  urtp_sdp_desc_t d = { .addr = "127.0.0.1", .port = 5004, .session_id = 7,
+                        .codec = URTP_CODEC_OPUS, .pt = 96, .channels = 6, .opus_multi = &m };
+  check_text(&d, "v=0\r\n"
+                 "o=- 7 1 IN IP4 127.0.0.1\r\n"
+                 "s=-\r\n"
+                 "c=IN IP4 127.0.0.1\r\n"
+                 "t=0 0\r\n"
+                 "m=audio 5004 RTP/AVP 96\r\n"
+                 "a=rtpmap:96 multiopus/48000/6\r\n"
+                 "a=fmtp:96 num_streams=4;coupled_streams=2;channel_mapping=0,4,1,2,3,5\r\n");
+
+  urtp_fmtp_t f;
+  char why[200];
+  urtp_fmtp_init(&f, URTP_CODEC_OPUS);
+  CHECK_EQ(urtp_fmtp_set(&f, "encoding-params", "6", why, sizeof why), 0);
+  CHECK_EQ(urtp_fmtp_set(&f, "num_streams", "4", why, sizeof why), 0);
+  CHECK_EQ(urtp_fmtp_set(&f, "coupled_streams", "2", why, sizeof why), 0);
+  CHECK_EQ(urtp_fmtp_set(&f, "channel_mapping", "0,4,1,2,3,5", why, sizeof why), 0);
+  CHECK(urtp_opus_multi_valid(&f.multi));
+  CHECK_MEM(f.multi.mapping, m.mapping, 6);
+  CHECK_EQ(f.multi.channels, 6);
+  /* five entries for six channels */
+  CHECK_EQ(urtp_fmtp_set(&f, "channel_mapping", "0,1,2,3,4", why, sizeof why), -EINVAL);
+  CHECK(strstr(why, "channel_mapping") != NULL);
+  CHECK_EQ(urtp_fmtp_set(&f, "num_streams", "x", why, sizeof why), -EINVAL);
+  urtp_fmtp_clear(&f);
+
+  urtp_opus_multi_t bad = m;
+  bad.mapping[1] = 6; /* streams + coupled = 6: 0..5 only */
+  CHECK(!urtp_opus_multi_valid(&bad));
+  bad = m;
+  bad.coupled = 5;
+  CHECK(!urtp_opus_multi_valid(&bad));
+  bad = m;
+  bad.mapping[1] = 255; /* a silent channel is fine */
+  CHECK(urtp_opus_multi_valid(&bad));
+}
+
 /* Feedback and retransmission (RFC 4585, 5104, 4588): the AVPF profile,
  * what may be asked for, the rtx payload type tied to the media's. */
 static void test_feedback_rtx(void)
@@ -320,6 +366,7 @@ static void test_fmtp_rules(void)
 int main(void)
 {
   TAP_RUN(test_h264_ipv4);
+  TAP_RUN(test_multiopus);
   TAP_RUN(test_h265_ipv6);
   TAP_RUN(test_h266_multicast);
   TAP_RUN(test_opus);
