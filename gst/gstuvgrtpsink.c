@@ -197,6 +197,11 @@ enum
   PROP_RTP_CAPS,
   PROP_SOCKET_V6,
   PROP_USED_SOCKET_V6,
+  PROP_PERFECT_RTPTIME,
+  PROP_SCALE_RTPTIME,
+  PROP_ONVIF_NO_RATE_CONTROL,
+  PROP_SOURCE_INFO,
+  PROP_DTX,
   /* GST_UVGRTP_N_PROPS shared ids from here on (gstuvgrtpprops.h) */
   PROP_SHARED_FIRST,
 };
@@ -701,6 +706,71 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
       g_param_spec_object ("used-socket-v6", "Used socket (IPv6)",
           "The IPv6 socket in use (NULL when the socket in use is IPv4)",
           G_TYPE_SOCKET, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:perfect-rtptime:
+   *
+   * RTPBasePayload's: RTP time from buffer offsets in clock-rate units
+   * where the buffers have them. The buffers this element takes (H.26x
+   * access units, Opus packets) carry none in clock-rate units, as the
+   * stock payloaders' output buffers carry none, so the RTP time always
+   * follows the timestamps (see #GstUvgRtpSink:scale-rtptime); accepted
+   * for their pipelines.
+   */
+  g_object_class_install_property (gobject_class, PROP_PERFECT_RTPTIME,
+      g_param_spec_boolean ("perfect-rtptime", "Perfect RTP Time",
+          "RTP time from buffer offsets where they are in clock-rate units "
+          "(encoded video and Opus have none: RTP time follows the "
+          "timestamps)", TRUE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:scale-rtptime:
+   *
+   * As RTPBasePayload's: whether the RTP time follows the running time,
+   * which a segment's rate scales (%TRUE, the default: media played at
+   * twice the speed gets RTP time at twice the pace of its timestamps),
+   * or the stream time, the position in the media (%FALSE). Sender
+   * reports follow the same time line.
+   */
+  g_object_class_install_property (gobject_class, PROP_SCALE_RTPTIME,
+      g_param_spec_boolean ("scale-rtptime", "Scale RTP time",
+          "RTP time from the running time, scaled by the segment's rate "
+          "(FALSE: from the stream time)", TRUE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:onvif-no-rate-control:
+   *
+   * As RTPBasePayload's: ONVIF replay without rate control (ONVIF
+   * Streaming Specification 6.4: the server sends as fast as the client
+   * reads, RTP time is the recording's): RTP time from the stream time,
+   * whatever #GstUvgRtpSink:scale-rtptime says.
+   */
+  g_object_class_install_property (gobject_class, PROP_ONVIF_NO_RATE_CONTROL,
+      g_param_spec_boolean ("onvif-no-rate-control", "ONVIF no rate control",
+          "RTP time from the stream time (ONVIF Rate-Control=no replay)",
+          FALSE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:source-info:
+   *
+   * As RTPBasePayload's: the contributing sources of an input buffer's
+   * #GstRTPSourceMeta (its CSRCs, then its SSRC, at most 15) are listed in
+   * the CSRC field of every packet made of it, so that a mixer's output
+   * names the sources it mixed (RFC 3550 7.1).
+   */
+  g_object_class_install_property (gobject_class, PROP_SOURCE_INFO,
+      g_param_spec_boolean ("source-info", "RTP source information",
+          "Write CSRCs from the buffers' GstRTPSourceMeta", FALSE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSink:dtx:
+   *
+   * As rtpopuspay's: Opus packets of two bytes or less (what an encoder
+   * with discontinuous transmission makes of silence) are not sent; the
+   * RTP time of the next packet shows the gap, which the receiver's
+   * decoder fills (RFC 7587 3.1.3).
+   */
+  g_object_class_install_property (gobject_class, PROP_DTX,
+      g_param_spec_boolean ("dtx", "Discontinuous transmission",
+          "Do not send empty Opus packets (2 bytes or less)", FALSE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   gst_uvgrtp_sink_install_clients (gobject_class);
   /* RTP header extensions: RTPBasePayload's API (gstuvgrtphdrext.c) */
   request_extension_signal = gst_uvgrtp_hdrext_install (gobject_class,
@@ -781,6 +851,8 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->min_force_key_unit_interval = DEFAULT_MIN_FORCE_KEY_UNIT_INTERVAL;
   self->sdp_file = g_strdup (DEFAULT_SDP_FILE);
   self->send_duplicates = DEFAULT_SEND_DUPLICATES;
+  self->perfect_rtptime = TRUE;
+  self->scale_rtptime = TRUE;
   gst_uvgrtp_sink_clients_init (self);
   gst_uvgrtp_settings_init (&self->common, GST_UVGRTP_ROLE_SENDER);
   gst_uvgrtp_hdrext_init (&self->hdrext, GST_ELEMENT (self),
@@ -911,6 +983,11 @@ static const gsize prop_field[PROP_SHARED_FIRST] = {
   [PROP_MIN_FORCE_KEY_UNIT_INTERVAL] = FIELD (min_force_key_unit_interval),
   [PROP_SDP_FILE] = FIELD (sdp_file),
   [PROP_SOCKET_V6] = FIELD (socket_v6),
+  [PROP_PERFECT_RTPTIME] = FIELD (perfect_rtptime),
+  [PROP_SCALE_RTPTIME] = FIELD (scale_rtptime),
+  [PROP_ONVIF_NO_RATE_CONTROL] = FIELD (onvif_no_rate_control),
+  [PROP_SOURCE_INFO] = FIELD (source_info),
+  [PROP_DTX] = FIELD (dtx),
   [PROP_USED_SOCKET_V6] = FIELD (used_socket_v6),
 };
 #undef FIELD
@@ -1372,8 +1449,10 @@ rtcp_clock (void *user, uint64_t * ntp, uint32_t * rtp_ts)
   if (!rate || GST_STATE (self) != GST_STATE_PLAYING || now < base)
     return false;
   *ntp = urtp_ntp_from_unix_ns ((guint64) real * 1000);
+  /* plus how far the stream time is from the running time */
   *rtp_ts = self->cur_ts_offset + (guint32)
-      gst_util_uint64_scale_int_round (now - base, (gint) rate, GST_SECOND);
+      gst_util_uint64_scale_int_round (now - base, (gint) rate, GST_SECOND) +
+      (guint32) g_atomic_int_get (&self->rtp_shift);
   return true;
 }
 
@@ -1571,6 +1650,8 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   GST_OBJECT_UNLOCK (self);
   self->last_rtptime = self->cur_ts_offset;
   self->last_running_time = GST_CLOCK_TIME_NONE;
+  g_atomic_int_set (&self->rtp_shift, 0);
+  self->ncsrc = 0;
   gst_uvgrtp_hdrext_stream_started (&self->hdrext);
   self->errors_logged = self->srtp_errors_logged = 0;
   self->last_warning = 0;
@@ -1637,29 +1718,63 @@ gst_uvgrtp_sink_stop (GstBaseSink * bsink)
 /* ------------------------------------------------------------------------ */
 /* Streaming                                                                */
 
-/* RTP timestamp of buf from its running time. */
+/* RTP timestamp of buf: from its running time, or with scale-rtptime off
+ * or onvif-no-rate-control from its stream time (as RTPBasePayload). The
+ * difference between the two goes to the sender reports' mapping. */
 static guint32
-rtp_time (GstUvgRtpSink * self, GstBuffer * buf, GstClockTime * running)
+rtp_time (GstUvgRtpSink * self, GstBuffer * buf, gboolean stream_time,
+    GstClockTime * running)
 {
   GstBaseSink *bsink = GST_BASE_SINK (self);
   GstClockTime ts = GST_BUFFER_PTS (buf), rt = GST_CLOCK_TIME_NONE;
+  GstClockTime t = GST_CLOCK_TIME_NONE;
+  gint rate = (gint) urtp_codec_clock_rate (self->codec);
 
   if (!GST_CLOCK_TIME_IS_VALID (ts))
     ts = GST_BUFFER_DTS (buf);
   if (GST_CLOCK_TIME_IS_VALID (ts)) {
-    if (bsink->segment.format == GST_FORMAT_TIME)
+    if (bsink->segment.format == GST_FORMAT_TIME) {
       rt = gst_segment_to_running_time (&bsink->segment, GST_FORMAT_TIME, ts);
-    else
-      rt = ts;
+      t = stream_time ? gst_segment_to_stream_time (&bsink->segment,
+          GST_FORMAT_TIME, ts) : rt;
+    } else {
+      rt = t = ts;
+    }
   }
-  if (GST_CLOCK_TIME_IS_VALID (rt)) {
+  if (GST_CLOCK_TIME_IS_VALID (rt) && GST_CLOCK_TIME_IS_VALID (t)) {
+    guint32 from_rt = (guint32) gst_util_uint64_scale_int_round (rt, rate,
+        GST_SECOND);
+
     self->last_running_time = rt;
     self->last_rtptime = self->cur_ts_offset + (guint32)
-        gst_util_uint64_scale_int_round (rt,
-        (gint) urtp_codec_clock_rate (self->codec), GST_SECOND);
+        gst_util_uint64_scale_int_round (t, rate, GST_SECOND);
+    g_atomic_int_set (&self->rtp_shift,
+        (gint) (self->last_rtptime - self->cur_ts_offset - from_rt));
   }
   *running = self->last_running_time;
   return self->last_rtptime;
+}
+
+/* With source-info, the CSRCs of buf's GstRTPSourceMeta (then its SSRC),
+ * as RTPBasePayload lists them; the stream is told only when they change. */
+static void
+set_csrcs (GstUvgRtpSink * self, GstBuffer * buf)
+{
+  GstRTPSourceMeta *m = buf ? gst_buffer_get_rtp_source_meta (buf) : NULL;
+  guint32 cs[15];
+  guint n = 0;
+
+  if (m) {
+    for (guint i = 0; i < m->csrc_count && n < 15; i++)
+      cs[n++] = m->csrc[i];
+    if (m->ssrc_valid && n < 15)
+      cs[n++] = m->ssrc;
+  }
+  if (n == self->ncsrc && (n == 0 || memcmp (cs, self->csrc, n * 4) == 0))
+    return;
+  memcpy (self->csrc, cs, n * 4);
+  self->ncsrc = n;
+  urtp_sendstream_set_csrcs (self->stream, cs, n);
 }
 
 static void
@@ -1681,11 +1796,23 @@ push_buffer (GstUvgRtpSink * self, GstBuffer * buf)
 {
   GstUvgRtpSinkHold *h = self->free_holds;
   GstClockTime rt;
-  guint32 ts = rtp_time (self, buf, &rt);
+  gboolean source_info, dtx, stream_time;
+  guint32 ts;
   guint flags = 0;
   gsize size;
   int r;
 
+  GST_OBJECT_LOCK (self);
+  source_info = self->source_info;
+  dtx = self->dtx && self->codec == URTP_CODEC_OPUS;
+  stream_time = self->onvif_no_rate_control || !self->scale_rtptime;
+  GST_OBJECT_UNLOCK (self);
+  /* discontinuous transmission: silence is not sent */
+  if (dtx && gst_buffer_get_size (buf) <= 2)
+    return GST_FLOW_OK;
+  ts = rtp_time (self, buf, stream_time, &rt);
+  if (source_info || self->ncsrc)
+    set_csrcs (self, source_info ? buf : NULL);
   if (h)
     self->free_holds = h->next;
   else

@@ -73,6 +73,11 @@ struct _GstUvgRtpSink
   GstCaps *rtp_caps;            /* extmap-N fields for header extensions */
   GSocket *socket_v6;           /* the application's IPv6 socket, or NULL */
   GSocket *used_socket_v6;      /* while open, when the socket is IPv6 */
+  gboolean perfect_rtptime;     /* accepted: no offsets in clock-rate units */
+  gboolean scale_rtptime;       /* RTP time from running time (else stream) */
+  gboolean onvif_no_rate_control;       /* RTP time from stream time */
+  gboolean source_info;         /* CSRCs from GstRTPSourceMeta */
+  gboolean dtx;                 /* Opus packets <= 2 bytes not sent */
 
   /* RTP header extensions (gstuvgrtphdrext.h; a lock of its own) */
   GstUvgRtpHdrExt hdrext;
@@ -113,6 +118,10 @@ struct _GstUvgRtpSink
   /* streaming thread */
   guint cur_mtu;
   guint32 last_rtptime;
+  gint rtp_shift;               /* atomic: RTP time used minus that of the
+                                 * running time (stream time; sender reports) */
+  guint32 csrc[15];             /* the CSRCs the stream lists (source-info) */
+  guint ncsrc;
   GstClockTime last_running_time;
   GstUvgRtpSinkHold *free_holds;
   guint64 errors_logged, srtp_errors_logged;

@@ -51,24 +51,40 @@ void urtp_pay_set_hdrext(urtp_pay_t *p, const urtp_hdrext_block_t *b, urtp_tw_co
   p->tw_next = tw_next;
 }
 
+void urtp_pay_set_csrcs(urtp_pay_t *p, const uint32_t *csrc, unsigned n)
+{
+  p->ncsrc = n > 15 ? 15 : n;
+  if (p->ncsrc)
+    memcpy(p->csrc, csrc, p->ncsrc * sizeof *csrc);
+}
+
 /* The header's length for the packets of this call: the extension block
  * may have changed since the last (MIN_PAYLOAD: room for a FU's headers
  * and a byte of payload at least). */
 #define MIN_PAYLOAD 4
 static int begin_call(urtp_pay_t *p)
 {
-  p->hlen = RTP_HDR + (p->ext ? p->ext->len : 0);
+  p->hlen = RTP_HDR + 4 * p->ncsrc + (p->ext ? p->ext->len : 0);
   return p->hlen + MIN_PAYLOAD > p->cfg.mtu ? -EMSGSIZE : 0;
 }
 
-/* Out of line: with no extension the fast path is a compare more. */
+/* Out of line: with no CSRC and no extension the fast path is a compare
+ * more. */
 static void write_ext(urtp_pay_t *p, uint8_t *h)
 {
+  uint8_t *x = h + RTP_HDR;
+  if (p->ncsrc) {
+    h[0] |= (uint8_t)p->ncsrc;  /* CC */
+    for (unsigned i = 0; i < p->ncsrc; i++, x += 4)
+      urtp_wr32(x, p->csrc[i]);
+  }
   const urtp_hdrext_block_t *b = p->ext;
+  if (!b || !b->len)
+    return;
   h[0] |= 0x10;   /* X bit */
-  memcpy(h + RTP_HDR, b->bytes, b->len);
+  memcpy(x, b->bytes, b->len);
   if (b->tw_off)
-    urtp_wr16(h + RTP_HDR + b->tw_off,
+    urtp_wr16(x + b->tw_off,
               (uint16_t)atomic_fetch_add_explicit(p->tw_next, 1, memory_order_relaxed));
 }
 

@@ -129,6 +129,18 @@ static int ext_reseal(urtp_sendstream_t *ss, const urtp_hdrext_t *x, unsigned tw
   return 0;
 }
 
+int urtp_sendstream_set_csrcs(urtp_sendstream_t *ss, const uint32_t *csrc, unsigned n)
+{
+  if (n > 15)
+    return -EINVAL;
+  ss->ncsrc = n;
+  if (n)
+    memcpy(ss->csrc, csrc, n * sizeof *csrc);
+  if (ss->have_pay)
+    urtp_pay_set_csrcs(&ss->pay, csrc, n);
+  return 0;
+}
+
 int urtp_sendstream_set_hdrext(urtp_sendstream_t *ss, const urtp_hdrext_t *x)
 {
   return ext_reseal(ss, x && x->len ? x : NULL, atomic_load(&ss->tw_id));
@@ -719,6 +731,7 @@ int urtp_sendstream_set_format(urtp_sendstream_t *ss, const urtp_sendstream_form
   if ((r = urtp_pay_init(&pay, &pc)) < 0)
     return r;
   urtp_pay_set_hdrext(&pay, ss->ext_block.len ? &ss->ext_block : NULL, &ss->tw_next);
+  urtp_pay_set_csrcs(&pay, ss->csrc, ss->ncsrc);
   /* counters continue across formats */
   pay.packets = ss->have_pay ? ss->pay.packets : 0;
   pay.bytes = ss->have_pay ? ss->pay.bytes : 0;

@@ -113,6 +113,8 @@ struct urtp_sendstream {
    * by pay and by retransmissions (the RTCP thread) */
   urtp_hdrext_t ext_elems;
   urtp_hdrext_block_t ext_block;
+  uint32_t csrc[15];            /* urtp_sendstream_set_csrcs() */
+  unsigned ncsrc;
   atomic_uint tw_id;
   urtp_tw_counter_t tw_next;
 

@@ -32,6 +32,8 @@
  *    of a call carries it after the fixed header (X bit set), each with the
  *    next transport-wide sequence number when the block has one; the mtu
  *    bounds the packet with the block. Without one, packets are as before.
+ *  - With contributing sources set (urtp_pay_set_csrcs), every packet lists
+ *    them (RFC 3550 5.1, CC), before any extension block.
  */
 #ifndef URTP_PAY_H
 #define URTP_PAY_H
@@ -68,6 +70,8 @@ typedef struct urtp_pay {
   urtp_nal_t *nals;               /* scratch for urtp_pay_annexb() */
   size_t nals_cap;
   const urtp_hdrext_block_t *ext; /* urtp_pay_set_hdrext(); NULL: none */
+  uint32_t csrc[15];              /* urtp_pay_set_csrcs() */
+  unsigned ncsrc;
   urtp_tw_counter_t *tw_next;
   size_t hlen;                    /* RTP header bytes in this call's packets */
 } urtp_pay_t;
@@ -84,6 +88,10 @@ void urtp_pay_destroy(urtp_pay_t *p);
  * needed when b has one. A call whose packets cannot hold b and some
  * payload within the mtu fails with -EMSGSIZE. */
 void urtp_pay_set_hdrext(urtp_pay_t *p, const urtp_hdrext_block_t *b, urtp_tw_counter_t *tw_next);
+
+/* The contributing sources every packet lists from the next call on (n 0:
+ * none; at most 15, RFC 3550's CC field: more are left out). */
+void urtp_pay_set_csrcs(urtp_pay_t *p, const uint32_t *csrc, unsigned n);
 
 /* Packetizes NAL units (without start codes) with RTP timestamp ts,
  * appending the packets to out. end_of_au: the NAL units end an access unit,

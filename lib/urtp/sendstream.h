@@ -396,6 +396,10 @@ int urtp_sendstream_set_hdrext(urtp_sendstream_t *ss, const urtp_hdrext_t *x);
  * session) in element id (1-255; 0: none). Returns 0 or -EINVAL. Streaming
  * thread, between pushes. */
 int urtp_sendstream_set_twcc(urtp_sendstream_t *ss, unsigned id);
+/* The contributing sources (RFC 3550 CSRC list: the sources a mixer's
+ * output came from) the packets of the next pushes list; n 0: none, at
+ * most 15 (-EINVAL beyond). Streaming thread. */
+int urtp_sendstream_set_csrcs(urtp_sendstream_t *ss, const uint32_t *csrc, unsigned n);
 
 /* Clients: one stream to several receivers, as multiudpsink does it.
  *

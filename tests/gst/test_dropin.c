@@ -23,6 +23,9 @@
  *     socket-v6 and close-socket.
  *  7. Opus of six channels as MULTIOPUS, to rtpopusdepay and from
  *     rtpopuspay, every packet decoded.
+ *  8. RTPBasePayload's scale-rtptime, onvif-no-rate-control,
+ *     perfect-rtptime and source-info: the same RTP timestamps and CSRCs
+ *     as rtph264pay's for the same buffers; rtpopuspay's dtx.
  */
 #include <string.h>
 
@@ -30,6 +33,7 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
 #include <gst/net/gstnetaddressmeta.h>
+#include <gst/rtp/rtp.h>
 
 #include "rtcputil.h"
 #include "streamutil.h"
@@ -676,6 +680,159 @@ GST_START_TEST (test_multiopus)
 
 GST_END_TEST;
 
+/* Pushes the first n access units of st into appsrc "in" of tx, 20 ms of
+ * buffer time apart, under `seg` (appsrc hands the segment on), each with
+ * a GstRTPSourceMeta of SSRC 0xAAAA and CSRCs 0x11, 0x22 when meta. */
+static void
+push_segment (GstElement * tx, Stream * st, guint n, const GstSegment * seg,
+    gboolean meta)
+{
+  GstElement *in = gst_bin_get_by_name (GST_BIN (tx), "in");
+
+  g_object_set (in, "caps", st->caps, "handle-segment-change", TRUE, NULL);
+  play (tx);
+  for (guint i = 0; i < n; i++) {
+    GstBuffer *b = gst_buffer_copy (g_ptr_array_index (st->aus, i));
+    GstSample *smp;
+
+    GST_BUFFER_PTS (b) = i * 20 * GST_MSECOND;
+    GST_BUFFER_DTS (b) = GST_CLOCK_TIME_NONE;
+    GST_BUFFER_DURATION (b) = 20 * GST_MSECOND;
+    if (meta) {
+      const guint32 ssrc = 0xAAAA, csrc[2] = { 0x11, 0x22 };
+
+      gst_buffer_add_rtp_source_meta (b, &ssrc, csrc, 2);
+    }
+    smp = gst_sample_new (b, st->caps, seg, NULL);
+    fail_unless_equals_int (gst_app_src_push_sample (GST_APP_SRC (in), smp),
+        GST_FLOW_OK);
+    gst_sample_unref (smp);
+    gst_buffer_unref (b);
+  }
+  gst_app_src_end_of_stream (GST_APP_SRC (in));
+  gst_object_unref (in);
+}
+
+/* The RTP timestamps of the packets that reached appsink "out" of p, each
+ * once, in order; every packet's CSRC list must be csrc (n of them;
+ * G_MAXUINT: not checked). */
+static GArray *
+rtp_times (GstElement * p, const guint32 * csrc, guint n)
+{
+  GPtrArray *got = appsink_pull_all (p, "out", NULL);
+  GArray *ts = g_array_new (FALSE, FALSE, sizeof (guint32));
+
+  for (guint i = 0; i < got->len; i++) {
+    GstRTPBuffer rtp = GST_RTP_BUFFER_INIT;
+    guint32 t;
+
+    fail_unless (gst_rtp_buffer_map (g_ptr_array_index (got, i),
+            GST_MAP_READ, &rtp));
+    t = gst_rtp_buffer_get_timestamp (&rtp);
+    if (n != G_MAXUINT)
+      fail_unless_equals_int (gst_rtp_buffer_get_csrc_count (&rtp), n);
+    for (guint k = 0; n != G_MAXUINT && k < n; k++)
+      fail_unless_equals_int (gst_rtp_buffer_get_csrc (&rtp, k), csrc[k]);
+    gst_rtp_buffer_unmap (&rtp);
+    if (!ts->len || g_array_index (ts, guint32, ts->len - 1) != t)
+      g_array_append_val (ts, t);
+  }
+  g_ptr_array_unref (got);
+  return ts;
+}
+
+/* RTPBasePayload's time properties and source-info, side by side with
+ * rtph264pay fed the same buffers under a segment of rate 2 whose stream
+ * time starts at 10 s: the same RTP timestamps, exactly (running time by
+ * default, stream time with scale-rtptime=false or onvif-no-rate-control),
+ * and the same CSRC lists. */
+GST_START_TEST (test_rtptime_and_source_info)
+{
+  static const gchar *const props[] = { "", "scale-rtptime=false",
+    "onvif-no-rate-control=true", "perfect-rtptime=false source-info=true"
+  };
+  const guint32 csrc[3] = { 0x11, 0x22, 0xAAAA };
+  Stream *st = stream_h264 ();
+  gint base = free_ports (4);
+  GstSegment seg;
+
+  gst_segment_init (&seg, GST_FORMAT_TIME);
+  seg.rate = 2.0;
+  seg.time = 10 * GST_SECOND;
+  for (guint c = 0; c < G_N_ELEMENTS (props); c++) {
+    gboolean info = strstr (props[c], "source-info") != NULL;
+    GstElement *rx = rtp_receiver (base), *tx, *stock;
+    GArray *ours, *theirs;
+    gchar *desc;
+
+    g_usleep (100000);
+    desc = g_strdup_printf ("host=127.0.0.1 port=%d rtcp=false "
+        "timestamp-offset=0 %s", base, props[c]);
+    tx = sender (desc);
+    g_free (desc);
+    push_segment (tx, st, 20, &seg, TRUE);
+    wait_eos (tx);
+    ours = rtp_times (rx, csrc, info ? 3 : 0);
+    stop (tx);
+    stop (rx);
+
+    stock = launchf ("appsrc name=in format=time ! rtph264pay pt=96 "
+        "timestamp-offset=0 %s ! appsink name=out sync=false", props[c]);
+    push_segment (stock, st, 20, &seg, TRUE);
+    /* without source-info, rtph264pay still lists the first buffer's
+     * sources (it keeps the meta until it has negotiated): not compared */
+    theirs = rtp_times (stock, csrc, info ? 3 : G_MAXUINT);
+    stop (stock);
+
+    fail_unless_equals_int (ours->len, 20);
+    fail_unless_equals_int (theirs->len, 20);
+    for (guint i = 0; i < 20; i++)
+      fail_unless_equals_int (g_array_index (ours, guint32, i),
+          g_array_index (theirs, guint32, i));
+    /* 20 ms apart at rate 2: 10 ms of running time, 20 ms of stream time */
+    fail_unless_equals_int (g_array_index (ours, guint32, 1) -
+        g_array_index (ours, guint32, 0), c == 1 || c == 2 ? 1800 : 900);
+    g_array_unref (ours);
+    g_array_unref (theirs);
+  }
+}
+
+GST_END_TEST;
+
+/* dtx as rtpopuspay's: of an Opus encoder's silence with DTX, the packets
+ * of two bytes or less are not sent; all are without dtx. */
+GST_START_TEST (test_dtx)
+{
+  static Stream quiet;
+  gint base = free_ports (4);
+  guint big = 0;
+
+  stream_make (&quiet, "audiotestsrc num-buffers=100 samplesperbuffer=960 "
+      "wave=silence ! audio/x-raw,rate=48000,channels=1 ! opusenc dtx=true "
+      "! appsink name=sink sync=false");
+  for (guint i = 0; i < quiet.aus->len; i++)
+    big += gst_buffer_get_size (g_ptr_array_index (quiet.aus, i)) > 2;
+  fail_unless (big > 0 && big < quiet.aus->len / 2, "%u of %u", big,
+      quiet.aus->len);
+  for (gint dtx = 0; dtx < 2; dtx++) {
+    GstElement *tx, *s;
+    gchar *props = g_strdup_printf ("host=127.0.0.1 port=%d rtcp=false "
+        "dtx=%s", base, dtx ? "true" : "false");
+
+    tx = sender (props);
+    g_free (props);
+    s = gst_bin_get_by_name (GST_BIN (tx), "s");
+    stream_push (tx, &quiet, 200);
+    wait_eos (tx);
+    fail_unless_equals_uint64 (stat_u64 (s, "packets"),
+        dtx ? big : quiet.aus->len);
+    gst_object_unref (s);
+    stop (tx);
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 dropin_suite (void)
 {
@@ -692,6 +849,8 @@ dropin_suite (void)
   tcase_add_test (tc, test_socket_symmetric);
   tcase_add_test (tc, test_used_socket);
   tcase_add_test (tc, test_multiopus);
+  tcase_add_test (tc, test_rtptime_and_source_info);
+  tcase_add_test (tc, test_dtx);
   return s;
 }
 

@@ -490,6 +490,66 @@ static void test_merge(void)
   CHECK_EQ(len, before);
 }
 
+/* Contributing sources (RFC 3550 CC): listed in every packet of an access
+ * unit, before the extension block when there is one, with the payload
+ * intact and the mtu still the bound; more than 15 are cut to 15; none
+ * again gives the plain header. */
+static void test_pay_csrcs(void)
+{
+  static uint8_t nalu[5000];
+  nalu[0] = 0x65;
+  for (size_t i = 1; i < sizeof nalu; i++)
+    nalu[i] = (uint8_t)(i * 7);
+  urtp_pay_config_t cfg = { .codec = URTP_CODEC_H264, .pt = 96, .ssrc = 7, .mtu = 1200 };
+  urtp_pay_t p;
+  REQUIRE(urtp_pay_init(&p, &cfg) == 0);
+  const uint32_t cs[16] = { 11, 22, 33, 44, 55, 66, 77, 88, 99, 111, 122, 133, 144, 155, 166, 177 };
+  urtp_hdrext_t x;
+  urtp_hdrext_block_t blk;
+  urtp_tw_counter_t tw = 5;
+  urtp_hdrext_reset(&x, true);
+  const uint8_t mid[2] = { 'a', 'v' };
+  REQUIRE(urtp_hdrext_add(&x, 3, mid, 2) == 0);
+  REQUIRE(urtp_hdrext_seal(&x, 4, &blk) == 0);
+  for (int round = 0; round < 3; round++) {
+    unsigned n = round == 0 ? 2 : round == 1 ? 16 : 0;
+    urtp_pay_set_csrcs(&p, cs, n);
+    urtp_pay_set_hdrext(&p, round == 0 ? &blk : NULL, &tw);
+    urtp_batch_t b;
+    urtp_batch_init(&b);
+    urtp_nal_t u = { nalu, sizeof nalu };
+    int np = urtp_pay_nals(&p, &u, 1, 90000, true, &b);
+    REQUIRE(np > 1);
+    uint8_t pkt[1500], re[sizeof nalu];
+    size_t got = 0;
+    for (int i = 0; i < np; i++) {
+      size_t l = urtp_batch_copy_pkt(&b, (size_t)i, pkt, sizeof pkt);
+      urtp_rtp_pkt_t rp;
+      REQUIRE(l <= 1200 && urtp_rtp_parse(pkt, l, &rp) == 0);
+      unsigned want = n > 15 ? 15 : n;
+      CHECK_EQ(rp.hdr.csrc_count, want);
+      for (unsigned k = 0; k < want; k++)
+        CHECK_EQ(rp.hdr.csrc[k], cs[k]);
+      CHECK_EQ(rp.hdr.has_ext, round == 0);
+      if (round == 0) {
+        size_t vl = 0;
+        const uint8_t *v = urtp_hdrext_find(rp.hdr.ext_profile, rp.hdr.ext_data, rp.hdr.ext_len, 3, &vl);
+        CHECK(v && vl == 2 && memcmp(v, mid, 2) == 0);
+      }
+      /* FU-A: the NAL header rebuilt, then the fragments */
+      REQUIRE(rp.payload_len > 2);
+      if (i == 0)
+        re[got++] = (uint8_t)((rp.payload[0] & 0xe0) | (rp.payload[1] & 0x1f));
+      memcpy(re + got, rp.payload + 2, rp.payload_len - 2);
+      got += rp.payload_len - 2;
+    }
+    CHECK_EQ(got, sizeof nalu);
+    CHECK_MEM(re, nalu, sizeof nalu);
+    urtp_batch_free(&b);
+  }
+  urtp_pay_destroy(&p);
+}
+
 int main(void)
 {
   TAP_RUN(test_one_byte_block);
@@ -498,6 +558,7 @@ int main(void)
   TAP_RUN(test_parse);
   TAP_RUN(test_round_trip);
   TAP_RUN(test_pay_block);
+  TAP_RUN(test_pay_csrcs);
   TAP_RUN(test_merge);
   TAP_RUN(test_depay_keeps);
   return tap_done();
