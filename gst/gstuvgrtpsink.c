@@ -202,6 +202,7 @@ enum
   PROP_ONVIF_NO_RATE_CONTROL,
   PROP_SOURCE_INFO,
   PROP_DTX,
+  PROP_BYTES_TO_SERVE,
   /* GST_UVGRTP_N_PROPS shared ids from here on (gstuvgrtpprops.h) */
   PROP_SHARED_FIRST,
 };
@@ -651,6 +652,16 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           "Total bytes sent to all clients", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   /**
+   * GstUvgRtpSink:bytes-to-serve:
+   *
+   * Bytes of media the element was given to send (its input buffers), as
+   * multiudpsink's: counted once whatever the number of clients.
+   */
+  g_object_class_install_property (gobject_class, PROP_BYTES_TO_SERVE,
+      g_param_spec_uint64 ("bytes-to-serve", "Bytes to serve",
+          "Bytes of media received to send to the clients", 0, G_MAXUINT64,
+          0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  /**
    * GstUvgRtpSink:seqnum:
    *
    * The sequence number of the last packet made, as RTPBasePayload's.
@@ -988,6 +999,7 @@ static const gsize prop_field[PROP_SHARED_FIRST] = {
   [PROP_ONVIF_NO_RATE_CONTROL] = FIELD (onvif_no_rate_control),
   [PROP_SOURCE_INFO] = FIELD (source_info),
   [PROP_DTX] = FIELD (dtx),
+  [PROP_BYTES_TO_SERVE] = FIELD (bytes_to_serve),
   [PROP_USED_SOCKET_V6] = FIELD (used_socket_v6),
 };
 #undef FIELD
@@ -1644,6 +1656,7 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
 
   GST_OBJECT_LOCK (self);
   self->stream = stream;
+  self->bytes_to_serve = 0;
   set_pacing (self);
   self->negotiated = FALSE;
   self->sdp_written_serial = 0;
@@ -1806,6 +1819,7 @@ push_buffer (GstUvgRtpSink * self, GstBuffer * buf)
   source_info = self->source_info;
   dtx = self->dtx && self->codec == URTP_CODEC_OPUS;
   stream_time = self->onvif_no_rate_control || !self->scale_rtptime;
+  self->bytes_to_serve += gst_buffer_get_size (buf);
   GST_OBJECT_UNLOCK (self);
   /* discontinuous transmission: silence is not sent */
   if (dtx && gst_buffer_get_size (buf) <= 2)

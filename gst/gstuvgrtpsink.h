@@ -78,6 +78,7 @@ struct _GstUvgRtpSink
   gboolean onvif_no_rate_control;       /* RTP time from stream time */
   gboolean source_info;         /* CSRCs from GstRTPSourceMeta */
   gboolean dtx;                 /* Opus packets <= 2 bytes not sent */
+  guint64 bytes_to_serve;       /* input bytes (multiudpsink's) */
 
   /* RTP header extensions (gstuvgrtphdrext.h; a lock of its own) */
   GstUvgRtpHdrExt hdrext;

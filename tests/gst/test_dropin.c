@@ -144,9 +144,13 @@ GST_START_TEST (test_clients_stock_receivers)
   fail_unless_equals_uint64 (stat_u64 (s, "packets-served"),
       2 * stat_u64 (s, "packets"));
   {
-    guint64 served;
-    g_object_get (s, "bytes-served", &served, NULL);
+    guint64 served, to_serve, input = 0;
+    g_object_get (s, "bytes-served", &served, "bytes-to-serve", &to_serve,
+        NULL);
     fail_unless_equals_uint64 (served, 2 * stat_u64 (s, "bytes"));
+    for (guint i = 0; i < st->aus->len; i++)
+      input += gst_buffer_get_size (g_ptr_array_index (st->aus, i));
+    fail_unless_equals_uint64 (to_serve, input);
   }
   g_ptr_array_unref (ga);
   g_ptr_array_unref (gb);
