@@ -1340,6 +1340,10 @@ int urtp_recvstream_run(urtp_recvstream_t *r, const urtp_recvstream_io_t *io, in
 {
   if (sr)
     *sr = false;
+  /* a destination given (rtcp-remote-host) takes feedback from the first
+   * loss on, not from the first RTCP round (1 to 3 s in) */
+  if (io->rtcp && !r->fb_ok && io->rtcp->dest_len)
+    r->fb_ok = true;
   /* the nearest of: the caller's bound, the stream's deadline, RTCP's */
   uint64_t now = io->now(io->user), mono = urtp_stream_mono_ns();
   int64_t wait = max_wait_ns;

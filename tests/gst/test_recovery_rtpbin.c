@@ -760,12 +760,10 @@ GST_START_TEST (test_rtpbin_rtx_to_src)
 
 GST_END_TEST;
 
-/* The same from rtpbin's default profile. FAILS for now, because of
- * uvgrtpsrc: with rtcp-remote-host set it still sends no NACK (nor PLI)
- * before its first RTCP round (the sender's first report arriving, or its
- * own first report falling due: 1 to 3 s in), so what the relay drops
- * before then is never asked for (lost > 0, recovered < missing). rtpbin
- * with avpf sends its first report at once, which hides it above. */
+/* The same from rtpbin's default profile, whose first report comes 1 to
+ * 3 s in: uvgrtpsrc, told where RTCP goes (rtcp-remote-host), asks for
+ * what the relay drops from the first loss on, not from its first RTCP
+ * round (it did not, and this failed when a loss came early). */
 GST_START_TEST (test_rtpbin_avp_rtx_to_src)
 {
   run_rtpbin_to_src (TRUE, FALSE);
