@@ -194,6 +194,17 @@ static int setup_mcast_tx(urtp_sock_t *s, const urtp_sock_config_t *cfg, int ifi
 
 /* --- open / close ------------------------------------------------------- */
 
+/* s takes fd (-1: the call that made it failed, errno says why) and a
+ * wake-up eventfd of its own. Returns 0 or -errno. */
+static int sock_take_fd(urtp_sock_t *s, int fd)
+{
+  s->fd = fd;
+  if (fd < 0)
+    return -errno;
+  s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  return s->wake_fd < 0 ? -errno : 0;
+}
+
 /* Buffers, drop reports, DSCP and TTL. */
 static int sock_options(urtp_sock_t *s, const urtp_sock_config_t *cfg)
 {
@@ -320,16 +331,8 @@ static int sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
     goto out;
   }
 
-  s->fd = socket(s->family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
-  if (s->fd < 0) {
-    r = -errno;
+  if ((r = sock_take_fd(s, socket(s->family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP))) < 0)
     goto out;
-  }
-  s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (s->wake_fd < 0) {
-    r = -errno;
-    goto out;
-  }
 
   if (cfg->reuse) {
     if ((r = set_int(s->fd, SOL_SOCKET, SO_REUSEADDR, 1)) < 0 ||
@@ -405,16 +408,8 @@ int urtp_sock_adopt(urtp_sock_t *s, int fd, const urtp_sock_config_t *cfg)
   s->family = domain;
   s->unconnected = true;
   /* a descriptor of our own: closing it leaves the caller's open */
-  s->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (s->fd < 0) {
-    r = -errno;
+  if ((r = sock_take_fd(s, fcntl(fd, F_DUPFD_CLOEXEC, 0))) < 0)
     goto out;
-  }
-  s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (s->wake_fd < 0) {
-    r = -errno;
-    goto out;
-  }
   /* the remote: an address of the socket's family, or an IPv4 one mapped
    * onto an IPv6 socket */
   if (cfg->remote_addr) {
@@ -468,12 +463,8 @@ int urtp_sock_share(urtp_sock_t *s, const urtp_sock_t *of)
 {
   memset(s, 0, sizeof(*s));
   s->wake_fd = s->watch_fd = -1;
-  s->fd = fcntl(of->fd, F_DUPFD_CLOEXEC, 0);
-  if (s->fd < 0)
-    return -errno;
-  s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (s->wake_fd < 0) {
-    int r = -errno;
+  int r = sock_take_fd(s, fcntl(of->fd, F_DUPFD_CLOEXEC, 0));
+  if (r < 0) {
     urtp_sock_close(s);
     return r;
   }
