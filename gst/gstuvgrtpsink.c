@@ -1541,7 +1541,8 @@ start_rtcp (GstUvgRtpSink * self, urtp_sendstream_t * stream)
     urtp_rtcpio_close (&self->rtcpio);
   if (r < 0) {
     GST_ELEMENT_WARNING (self, RESOURCE, OPEN_WRITE,
-        ("No RTCP: %s (set 'rtcp-bind-port', or 'rtcp=false')",
+        ("No RTCP: %s (set 'rtcp-bind-port' to a free port or 0, "
+            "'rtcp-mux=true' if the receiver multiplexes, or 'rtcp=false')",
             g_strerror (-r)), (NULL));
   } else {
     self->rtcp_on = TRUE;

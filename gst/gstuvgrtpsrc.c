@@ -890,8 +890,10 @@ open_rtcp (GstUvgRtpSrc * self, const gchar * address)
 
   r = urtp_rtcpio_open (&self->rtcpio, &rc, mono_ns ());
   if (r < 0) {
+    /* the media goes on without reports, feedback or lip sync */
     GST_ELEMENT_WARNING (self, RESOURCE, OPEN_READ,
-        ("No RTCP: could not bind to %s:%d: %s (set 'rtcp-port', or "
+        ("No RTCP: could not bind to %s:%d: %s (set 'rtcp-port' to a free "
+            "port, 'rtcp-mux=true' if the sender multiplexes, or "
             "'rtcp=false')", address, port, g_strerror (-r)), (NULL));
   } else {
     GstClockTime base;
@@ -1104,6 +1106,15 @@ open_failed:
           ("Invalid address '%s' (properties 'address' / 'uri' / "
               "'multicast-iface')", address), ("urtp_sock_open: %s",
               g_strerror (-ret)));
+    else if (ret == -EADDRINUSE && port > 1)
+      /* our own RTCP sockets never share: a stream on the port below
+       * may hold this one for its RTCP */
+      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+          ("Could not bind to %s:%d (properties 'address' and 'port'): %s",
+              address, port, g_strerror (-ret)),
+          ("another socket has the port without sharing it; a receiver "
+              "on port %d takes this one for RTCP unless its 'rtcp-port', "
+              "'rtcp-mux' or 'rtcp' says otherwise", port - 1));
     else
       GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
           ("Could not bind to %s:%d (properties 'address' and 'port'): %s",

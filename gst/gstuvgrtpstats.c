@@ -240,7 +240,8 @@ static const StatsField src_fields[] = {
       "units lost to damage"),
   SRC (st.depay.skipped, "skipped", G_TYPE_UINT64, "fragments of a NAL unit "
       "already given up"),
-  SRC (malformed, "malformed", G_TYPE_UINT64, "datagrams not RTP, or "
+  SRC (malformed, "malformed", G_TYPE_UINT64, "datagrams not RTP (RTCP on "
+      "the RTP port without rtcp-mux included), or "
       "payloads that break their format"),
   SRC (foreign, "foreign", G_TYPE_UINT64, "packets of another payload "
       "type, or of an SSRC not followed"),

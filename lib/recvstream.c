@@ -1019,7 +1019,13 @@ static void push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
                      const struct sockaddr_storage **nokeys)
 {
   r->st.datagrams++;
-  if (r->cfg.rtcp_mux && urtp_rtcp_is_muxed(pkt, len)) {
+  if (urtp_rtcp_is_muxed(pkt, len)) {
+    /* without rtcp-mux, RTCP here was meant for another port: a sender
+     * whose receiver on the port below could not have its RTCP port */
+    if (!r->cfg.rtcp_mux) {
+      r->st.malformed_rtp++;
+      return;
+    }
     uint64_t srs = r->st.rtcp_sr;
     r->mux_in++;
     r->mux_bytes += len;

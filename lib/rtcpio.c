@@ -40,6 +40,18 @@ static int resolve(const char *host, uint16_t port, struct sockaddr_storage *out
   return 0;
 }
 
+/* Whether host is a multicast group (a literal address). */
+static bool is_group(const char *host)
+{
+  struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICHOST }, *ai = NULL;
+  if (!host || getaddrinfo(host, NULL, &hints, &ai) != 0 || !ai)
+    return false;
+  struct sockaddr_storage a;
+  memcpy(&a, ai->ai_addr, ai->ai_addrlen);
+  freeaddrinfo(ai);
+  return urtp_addr_is_multicast(&a);
+}
+
 /* How soon an early first report that could not be built is tried again. */
 #define EARLY_RETRY 20000000ull
 
@@ -67,7 +79,7 @@ int urtp_rtcpio_open(urtp_rtcpio_t *io, const urtp_rtcpio_config_t *cfg, uint64_
       .bind_addr = bind,
       .bind_port = cfg->bind_port,
       .dscp = -1,
-      .reuse = cfg->reuse,
+      .reuse = cfg->reuse && is_group(bind),
       .tx_mode = URTP_IO_PLAIN,
       .rx_mode = URTP_IO_MMSG,
     };

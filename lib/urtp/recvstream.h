@@ -204,7 +204,7 @@ typedef struct urtp_recvstream_stats {
   /* Every datagram offered is counted once in exactly one of:
    * zrtp (handed to the key agreement), zrtp_dropped (clear media while
    * ZRTP has no keys), srtp.auth_fail / srtp.replay / srtp.other,
-   * malformed_rtp (not RTP), wrong_pt, source.foreign / source.stray /
+   * malformed_rtp (not RTP, or RTCP without rtcp_mux), wrong_pt, source.foreign / source.stray /
    * source.held_dropped / source.pending, rtx_dropped, or the reorder
    * window's
    * delivered / duplicates / late / waiting; except that a packet too

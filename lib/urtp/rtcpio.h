@@ -41,6 +41,11 @@ typedef struct urtp_rtcpio_config {
   uint16_t bind_port;           /* 0: ephemeral */
   const char *remote_addr;      /* where reports go; NULL: learnt */
   uint16_t remote_port;         /* with remote_addr */
+  /* share the port with other sockets (SO_REUSEADDR/SO_REUSEPORT): only
+   * for a multicast bind_addr, where every socket gets every datagram. A
+   * unicast RTCP port is never shared: the kernel would hand some of the
+   * flows to the port's other socket, often another stream's RTP (two
+   * streams on consecutive ports), and both would lose them silently. */
   bool reuse;
   uint64_t min_interval;        /* ns; 0: RFC 3550's 5 s */
   bool we_send;                 /* a sender's reports (the 25 % share) */
