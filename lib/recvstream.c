@@ -111,6 +111,9 @@ struct urtp_recvstream {
   bool nack_off;
 
   bool discont;                 /* next frame DISCONT */
+  bool out_valid;               /* out_last is of the current numbering */
+  uint64_t out_last;            /* last sequence number of the last frame */
+  uint64_t out_missing;         /* missing before the next frame */
   bool params_due;              /* next frame gets the parameter sets */
 
   urtp_recvstream_event_t ev[EVENTS];
@@ -211,6 +214,7 @@ static void new_stream(urtp_recvstream_t *r)
   urtp_depay_restart(r->depay);
   urtp_timing_reset(&r->timing);
   r->discont = true;
+  r->out_valid = false;
   r->params_due = r->params != NULL;
 }
 
@@ -557,6 +561,7 @@ int urtp_recvstream_set_format(urtp_recvstream_t *r, urtp_codec_t codec, int pt,
   r->depay = d;
   urtp_timing_init(&r->timing, r->cfg.clock_rate, 0, 0);
   r->discont = true;
+  r->out_valid = false;
   publish(r);
   return 0;
 }
@@ -1155,7 +1160,15 @@ void urtp_recvstream_resync(urtp_recvstream_t *r, uint64_t dropped)
   r->st.flushed += dropped;
   urtp_depay_restart(r->depay);
   r->discont = true;
+  r->out_valid = false;
   publish(r);
+}
+
+void urtp_recvstream_set_latency(urtp_recvstream_t *r, uint64_t latency)
+{
+  r->cfg.latency = latency;
+  if (r->nack)
+    r->nack->cfg.deadline = latency;
 }
 
 /* ---- output ---- */
@@ -1295,6 +1308,15 @@ bool urtp_recvstream_pop(urtp_recvstream_t *r, urtp_recvstream_frame_t *f)
   urtp_au_t au;
   while (urtp_depay_pop(r->depay, &au)) {
     bool opus = r->cfg.codec == URTP_CODEC_OPUS;
+    /* what is missing since the last frame; a jump wider than a source
+     * may drop out is a new numbering the depayloader resynchronised to */
+    if (!r->out_valid)
+      r->out_missing = 0;
+    else if (au.first_seq > r->out_last &&
+             au.first_seq - r->out_last - 1 <= URTP_SOURCE_MAX_DROPOUT)
+      r->out_missing += au.first_seq - r->out_last - 1;
+    r->out_last = au.last_seq;
+    r->out_valid = true;
     if (!opus && (au.flags & URTP_AU_KEYFRAME))
       drop_repeated_param_sets(r->cfg.codec, &au);
     if (au.len == 0) {
@@ -1310,6 +1332,8 @@ bool urtp_recvstream_pop(urtp_recvstream_t *r, urtp_recvstream_frame_t *f)
       sync_frame(r, f);
     f->ssrc = au.ssrc;
     f->flags = au.flags;
+    f->missing = r->out_missing;
+    r->out_missing = 0;
     if (r->discont || (au.flags & URTP_AU_DISCONT))
       f->flags |= URTP_FRAME_DISCONT;
     r->discont = false;

@@ -188,6 +188,12 @@ typedef struct urtp_recvstream_frame {
   uint64_t pts;             /* on the caller's clock */
   uint32_t ssrc;
   uint32_t flags;           /* URTP_AU_* and URTP_FRAME_* */
+  /* sequence numbers between the previous frame and this one whose media
+   * is not in the output (lost, or in access units dropped), when both
+   * are of one numbering: 0 after a change of source, a restart or a
+   * resync (what a decoder's concealment covers; rtpjitterbuffer's lost
+   * packets) */
+  uint64_t missing;
 } urtp_recvstream_frame_t;
 
 typedef enum urtp_recvstream_event_kind {
@@ -327,6 +333,12 @@ void urtp_recvstream_flush(urtp_recvstream_t *r);
  * counted as flushed): reordering and reassembly restart, the source and
  * the timing are kept, the next access unit is flagged DISCONT. */
 void urtp_recvstream_resync(urtp_recvstream_t *r, uint64_t dropped);
+
+/* Changes how long a gap is waited for (ns; the configuration's
+ * latency) while running: gaps open now wait the new time, and NACKs are
+ * sent while an answer can beat it. Loss recovery stays as it was set up
+ * (off when the stream started with latency 0). */
+void urtp_recvstream_set_latency(urtp_recvstream_t *r, uint64_t latency);
 
 /* Changes the format (codec, payload type, DONL, parameter sets) while
  * running; the counters carry on. Returns 0, -EINVAL or -ENOMEM. */

@@ -124,7 +124,7 @@ static void sender_au(sender_t *s, const au_t *a, int i)
 typedef struct frame {
   uint8_t *data;
   size_t len;
-  uint64_t pts;
+  uint64_t pts, missing;
   uint32_t flags, ssrc;
 } frame_t;
 
@@ -143,6 +143,7 @@ static void drain(urtp_recvstream_t *r)
       o->pts = f.pts;
       o->flags = f.flags;
       o->ssrc = f.ssrc;
+      o->missing = f.missing;
     }
     urtp_depay_release(f.au.data);
   }
@@ -976,10 +977,91 @@ static void test_rtx_far_behind(void)
   frames_reset();
 }
 
+/* One Opus packet of 20 ms. */
+static size_t opus_pkt(uint8_t *buf, uint32_t ssrc, uint16_t seq)
+{
+  urtp_rtp_write_fixed(buf, PT, false, seq, (uint32_t)seq * 960u, ssrc);
+  static const uint8_t payload[] = { 0xfc, 0x01, 0x02, 0x03 };
+  memcpy(buf + 12, payload, sizeof payload);
+  return 12 + sizeof payload;
+}
+
+/* What a frame says is missing before it: the sequence numbers given up
+ * since the previous frame (across the 16-bit wrap), none after a new
+ * source, the gap waited for as long as the latency set while running
+ * says; RTCP on the RTP port without rtcp_mux is malformed. */
+static void test_missing(void)
+{
+  urtp_recvstream_config_t c = { .codec = URTP_CODEC_OPUS, .pt = PT, .ssrc = -1,
+                                 .latency = 50 * MS, .source_timeout = 100 * MS };
+  urtp_recvstream_t *r = mkstream(&c);
+  REQUIRE(r);
+  frames_reset();
+  uint8_t pkt[64];
+  uint64_t now = SEC;
+  /* 65530 .. 65545 (wrapping), without 65534, 65535, 0 and 7 */
+  for (uint32_t i = 65530; i < 65546; i++) {
+    uint16_t seq = (uint16_t)i;
+    if (seq == 65534 || seq == 65535 || seq == 0 || seq == 7)
+      continue;
+    urtp_recvstream_push_one(r, pkt, opus_pkt(pkt, 0x77, seq), NULL, now);
+    now += 20 * MS;
+    urtp_recvstream_expire(r, now);
+    drain(r);
+  }
+  /* the gap at 7 is given up once it has waited the latency */
+  CHECK_EQ(nframes, 10);
+  now += 50 * MS;
+  urtp_recvstream_expire(r, now);
+  drain(r);
+  REQUIRE(nframes == 12);
+  CHECK_EQ(frames[0].missing, 0);
+  CHECK_EQ(frames[4].missing, 3);   /* seq 1 after 65533 */
+  CHECK_EQ(frames[10].missing, 1);  /* seq 8 after 6 */
+  uint64_t sum = 0;
+  for (size_t i = 0; i < nframes; i++)
+    sum += frames[i].missing;
+  CHECK_EQ(sum, 4);
+
+  /* a shorter latency while running: the next gap is given up after it */
+  urtp_recvstream_set_latency(r, 5 * MS);
+  urtp_recvstream_push_one(r, pkt, opus_pkt(pkt, 0x77, 11), NULL, now);
+  CHECK(urtp_recvstream_deadline(r) <= now + 5 * MS);
+  urtp_recvstream_expire(r, now + 5 * MS);
+  drain(r);
+  REQUIRE(nframes == 13);
+  CHECK_EQ(frames[12].missing, 1);
+
+  /* another source takes over: nothing is missing before its first */
+  now += 200 * MS;
+  for (uint16_t seq = 4000; seq < 4004; seq++) {
+    urtp_recvstream_push_one(r, pkt, opus_pkt(pkt, 0x88, seq), NULL, now);
+    now += 20 * MS;
+    drain(r);
+  }
+  REQUIRE(nframes == 17);
+  CHECK_EQ(frames[13].ssrc, 0x88);
+  CHECK_EQ(frames[13].missing, 0);
+  CHECK(frames[13].flags & URTP_FRAME_DISCONT);
+
+  /* a sender report on the RTP port (no rtcp_mux): malformed, and no
+   * packet of the stream */
+  uint8_t sr[28] = { 0x80, 200, 0, 6, 0, 0, 0, 0x88 };
+  urtp_recvstream_push_one(r, sr, sizeof sr, NULL, now);
+  urtp_recvstream_stats_t st;
+  urtp_recvstream_stats(r, &st);
+  CHECK_EQ(st.malformed_rtp, 1);
+  CHECK_EQ(st.rtcp_sr, 0);
+  CHECK_EQ(accounted(r), st.datagrams);
+  urtp_recvstream_free(r);
+  frames_reset();
+}
+
 int main(void)
 {
   TAP_RUN(test_basic);
   TAP_RUN(test_rtx_far_behind);
+  TAP_RUN(test_missing);
   TAP_RUN(test_restart_new_ssrc);
   TAP_RUN(test_restart_same_ssrc);
   TAP_RUN(test_strangers);
