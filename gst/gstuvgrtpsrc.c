@@ -144,6 +144,11 @@ GST_DEBUG_CATEGORY (gst_uvgrtp_src_debug);
 #define DEFAULT_RTCP_REMOTE_PORT 0
 #define DEFAULT_LIP_SYNC TRUE
 #define DEFAULT_REQUEST_KEYFRAME TRUE
+#define DEFAULT_DO_LOST TRUE
+#define DEFAULT_DROP_ON_LATENCY FALSE
+#define DEFAULT_POST_DROP_MESSAGES FALSE
+#define DEFAULT_DROP_MESSAGES_INTERVAL 200
+#define DEFAULT_MAX_REORDER -1
 
 /* Datagrams per receive call and bytes per datagram slot: a slot holds the
  * largest UDP datagram, so nothing legitimate is ever truncated, and GRO can
@@ -184,6 +189,11 @@ enum
   PROP_RTCP_REMOTE_PORT,
   PROP_LIP_SYNC,
   PROP_REQUEST_KEYFRAME,
+  PROP_DO_LOST,
+  PROP_DROP_ON_LATENCY,
+  PROP_POST_DROP_MESSAGES,
+  PROP_DROP_MESSAGES_INTERVAL,
+  PROP_MAX_REORDER,
   PROP_STATS,
   PROP_AUTO_HEADER_EXTENSION,
   PROP_EXTENSIONS,
@@ -355,12 +365,93 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * declared lost. Packets that arrive out of order within this time are
    * put back in order. Also reported as the element's latency: a buffer
    * leaves the element no later than its timestamp plus this (and the
-   * network's jitter).
+   * network's jitter). May be changed while playing: gaps open from then on
+   * wait the new time, and a latency message asks the pipeline to
+   * redistribute its latency, as rtpjitterbuffer does. The default is lower
+   * than rtpjitterbuffer's 200 ms because nothing waits here unless a packet
+   * is missing: in-order packets go out at once.
    */
   g_object_class_install_property (gobject_class, PROP_LATENCY,
       g_param_spec_uint ("latency", "Latency",
           "How long to wait for a missing packet before declaring it lost (ms)",
           0, G_MAXUINT / 1000, DEFAULT_LATENCY,
+          G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
+          G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:do-lost:
+   *
+   * Tell downstream what is given up, as rtpjitterbuffer's do-lost and a
+   * depayloader do: a GstRTPPacketLost event before the first buffer after
+   * a gap (seqnum, timestamp, duration, late, retry), and for audio a gap
+   * event flagged missing data, which opusdec with plc=true conceals, so
+   * the decoded duration stays the stream's. On by default (rtpjitterbuffer
+   * has it off): this element is the depayloader too, and a depayloader
+   * always turns lost packets into gap events.
+   */
+  g_object_class_install_property (gobject_class, PROP_DO_LOST,
+      g_param_spec_boolean ("do-lost", "Do lost",
+          "Send GstRTPPacketLost (and for audio, gap) events for what is lost",
+          DEFAULT_DO_LOST, G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
+          G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:drop-on-latency:
+   *
+   * Never let the delay grow past the latency: an access unit that is
+   * ready later than its presentation time plus #GstUvgRtpSrc:latency (the
+   * element was not asked for data in time, so datagrams waited in the
+   * socket) is dropped instead of going out late; with request-keyframe a
+   * video stream asks for a key frame. Counted in the stats
+   * (dropped-on-latency).
+   */
+  g_object_class_install_property (gobject_class, PROP_DROP_ON_LATENCY,
+      g_param_spec_boolean ("drop-on-latency", "Drop on latency",
+          "Drop access units that are older than the latency when ready",
+          DEFAULT_DROP_ON_LATENCY, G_PARAM_READWRITE |
+          GST_PARAM_MUTABLE_PLAYING | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:post-drop-messages:
+   *
+   * Post rtpjitterbuffer's "drop-msg" element messages: fields seqnum,
+   * timestamp (running time), reason ("too-late": a packet after its gap
+   * was given up; "drop-on-latency"), num-too-late and num-drop-on-latency
+   * (drops since the last message). At most one per
+   * #GstUvgRtpSrc:drop-messages-interval.
+   */
+  g_object_class_install_property (gobject_class, PROP_POST_DROP_MESSAGES,
+      g_param_spec_boolean ("post-drop-messages", "Post drop messages",
+          "Post a message for packets dropped as too late or on latency",
+          DEFAULT_POST_DROP_MESSAGES, G_PARAM_READWRITE |
+          GST_PARAM_MUTABLE_PLAYING | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:drop-messages-interval:
+   *
+   * The least time between two drop messages, in milliseconds (0: one per
+   * drop).
+   */
+  g_object_class_install_property (gobject_class,
+      PROP_DROP_MESSAGES_INTERVAL,
+      g_param_spec_uint ("drop-messages-interval", "Drop messages interval",
+          "Minimal time between drop messages (ms)", 0, G_MAXUINT / 1000,
+          DEFAULT_DROP_MESSAGES_INTERVAL, G_PARAM_READWRITE |
+          GST_PARAM_MUTABLE_PLAYING | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:max-reorder:
+   *
+   * How many sequence numbers behind the newest a packet may be and still
+   * be reordering; further behind, a run of them is a sender that
+   * restarted its numbering. -1 (the default): the reorder window, at
+   * least 1000: at video packet rates rtpjitterbuffer's 100 packets are a
+   * millisecond of reordering. Set when the element starts.
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_REORDER,
+      g_param_spec_int ("max-reorder", "Max reorder",
+          "Packets behind the newest still taken as reordering (-1: the "
+          "reorder window)", -1, 32768, DEFAULT_MAX_REORDER,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
   /**
@@ -557,6 +648,11 @@ gst_uvgrtp_src_init (GstUvgRtpSrc * self)
   self->encoding_name = g_strdup (DEFAULT_ENCODING_NAME);
   self->recv_mode = DEFAULT_RECV_MODE;
   self->latency = DEFAULT_LATENCY;
+  self->do_lost = DEFAULT_DO_LOST;
+  self->drop_on_latency = DEFAULT_DROP_ON_LATENCY;
+  self->post_drop_messages = DEFAULT_POST_DROP_MESSAGES;
+  self->drop_messages_interval = DEFAULT_DROP_MESSAGES_INTERVAL;
+  self->max_reorder = DEFAULT_MAX_REORDER;
   self->ssrc = DEFAULT_SSRC;
   self->source_timeout = DEFAULT_SOURCE_TIMEOUT;
   self->wait_for_keyframe = DEFAULT_WAIT_FOR_KEYFRAME;
@@ -686,6 +782,11 @@ static const gsize prop_field[PROP_SHARED_FIRST] = {
   [PROP_RTCP_REMOTE_PORT] = FIELD (rtcp_remote_port),
   [PROP_LIP_SYNC] = FIELD (lip_sync),
   [PROP_REQUEST_KEYFRAME] = FIELD (request_keyframe),
+  [PROP_DO_LOST] = FIELD (do_lost),
+  [PROP_DROP_ON_LATENCY] = FIELD (drop_on_latency),
+  [PROP_POST_DROP_MESSAGES] = FIELD (post_drop_messages),
+  [PROP_DROP_MESSAGES_INTERVAL] = FIELD (drop_messages_interval),
+  [PROP_MAX_REORDER] = FIELD (max_reorder),
 };
 #undef FIELD
 
@@ -694,6 +795,7 @@ gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstUvgRtpSrc *self = GST_UVGRTP_SRC (object);
+  gboolean latency_changed;
 
   if (gst_uvgrtp_hdrext_set_property (&self->hdrext, prop_id,
           PROP_AUTO_HEADER_EXTENSION, PROP_EXTENSIONS, value))
@@ -724,7 +826,14 @@ gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
     self->address = g_strdup (DEFAULT_ADDRESS);
   if (prop_id == PROP_ENCODING_NAME && self->opened)
     g_atomic_int_set (&self->caps_changed, TRUE);
+  latency_changed = prop_id == PROP_LATENCY && self->opened;
+  if (latency_changed)
+    g_atomic_int_set (&self->latency_changed, TRUE);
   GST_OBJECT_UNLOCK (self);
+  /* the pipeline asks everyone again and sets the new total */
+  if (latency_changed)
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_latency (GST_OBJECT (self)));
 }
 
 static void
@@ -777,6 +886,8 @@ build_stats (GstUvgRtpSrc * self)
       return gst_structure_copy (self->last_stats);
   } else {
     urtp_recvstream_stats (self->stream, &v.st);
+    v.dropped_on_latency = self->loss.dropped_on_latency;
+    v.lost_events = self->loss.lost_events;
     v.c.buffer_size = self->sock.rcvbuf;
     v.recv_mode = urtp_io_mode_name (self->sock.rx_mode);
     if (self->zrtp_ctl)
@@ -839,6 +950,8 @@ make_stream (GstUvgRtpSrc * self, const urtp_srtp_config_t * srtp,
       urtp_rtx_default_pt (self->session.pt >= 0 ? (uint8_t) self->session.pt
       : 96);
   cfg.request_keyframe = self->request_keyframe && self->common.rtcp;
+  if (self->max_reorder >= 0)
+    cfg.max_misorder = (unsigned) MAX (self->max_reorder, 1);
   if (self->session.params && gst_memory_map (self->session.params, &map,
           GST_MAP_READ)) {
     cfg.params = map.data;
@@ -1074,6 +1187,7 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   self->opened = TRUE;
   self->caps_changed = FALSE;
   self->last_packet_us = 0;
+  gst_uvgrtp_src_loss_reset (self);
   self->warned_drops = 0;
   self->last_drop_warning = 0;
   self->draining = FALSE;
@@ -1531,6 +1645,7 @@ post_events (GstUvgRtpSrc * self)
   }
 
   urtp_recvstream_stats (self->stream, &st);
+  gst_uvgrtp_src_loss_check_late (self, &st);
   if (st.kernel_drops > self->warned_drops) {
     gint64 now = g_get_monotonic_time ();
 
@@ -1575,6 +1690,7 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
   gint64 wait_ns;
   urtp_recvstream_frame_t f;
   urtp_recvstream_io_t io = { &self->sock, &self->rx, NULL, stream_now, self };
+  guint64 latency;
   bool sr;
   gint n;
 
@@ -1592,8 +1708,18 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     urtp_recvstream_set_sync_domain (self->stream, self->clock_domain);
     if ((n = g_atomic_int_and (&self->keyframe_asked, 0)) != 0)
       urtp_recvstream_request_keyframe (self->stream, n == 2);
+    if (g_atomic_int_compare_and_exchange (&self->latency_changed, TRUE,
+            FALSE)) {
+      GST_OBJECT_LOCK (self);
+      latency = self->latency;
+      GST_OBJECT_UNLOCK (self);
+      urtp_recvstream_set_latency (self->stream, latency * GST_MSECOND);
+    }
     if (urtp_recvstream_pop (self->stream, &f)) {
+      if (gst_uvgrtp_src_loss_drop_late (self, &f))
+        continue;
       *outbuf = make_buffer (self, &f);
+      gst_uvgrtp_src_loss_before (self, &f, *outbuf);
       return GST_FLOW_OK;
     }
     post_events (self);

@@ -37,6 +37,20 @@ typedef struct
   GstMemory *params;            /* Annex-B parameter sets, or NULL */
 } GstUvgRtpSrcSession;
 
+/* What rtpjitterbuffer and a depayloader tell downstream and the bus of
+ * a loss (gstuvgrtpsrcloss.c); the streaming thread's, but for the
+ * counters, which the object lock guards. */
+typedef struct
+{
+  GstClockTime prev_end;        /* running time the last buffer ended at */
+  GstClockTime gap_start;       /* where the media missing now starts */
+  guint64 gap_missing;          /* sequence numbers missing before the next */
+  guint64 late_seen;            /* the stream's late packets, last looked */
+  guint num_too_late, num_drop_on_latency;  /* since the last drop-msg */
+  gint64 last_drop_msg;         /* monotonic us; 0: none yet */
+  guint64 dropped_on_latency, lost_events;  /* object lock */
+} GstUvgRtpSrcLoss;
+
 struct _GstUvgRtpSrc
 {
   GstPushSrc parent;
@@ -64,6 +78,13 @@ struct _GstUvgRtpSrc
   gint rtcp_remote_port;        /* 0: the local RTCP port's number */
   gboolean lip_sync;
   gboolean request_keyframe;    /* PLI when packets are given up */
+  /* rtpjitterbuffer's (gstuvgrtpsrcloss.c); read with atomics too */
+  gboolean do_lost;
+  gboolean drop_on_latency;
+  gboolean post_drop_messages;
+  guint drop_messages_interval; /* ms */
+  gint max_reorder;             /* -1: the reorder window */
+  gint latency_changed;         /* atomic: latency set while running */
   gint keyframe_asked;          /* atomic: 0, or 1 (PLI) / 2 (FIR) from
                                  * an upstream force-key-unit event */
 
@@ -88,6 +109,7 @@ struct _GstUvgRtpSrc
   guint64 warned_drops;         /* kernel drops already warned about */
   gint64 last_drop_warning;
   gboolean draining;
+  GstUvgRtpSrcLoss loss;        /* gstuvgrtpsrcloss.c */
 
   /* set from other threads (atomics) */
   gint caps_changed;            /* caps property set while running */
@@ -116,6 +138,21 @@ gboolean gst_uvgrtp_src_session_resolve (GstUvgRtpSrc * self,
     GstUvgRtpSrcSession * out, gchar ** err_msg, gint * err_code);
 void gst_uvgrtp_src_post_config_error (GstUvgRtpSrc * self, gchar * msg,
     gint code);
+/* gstuvgrtpsrcloss.c, streaming thread. Resets for a new start (called
+ * with the object lock). */
+void gst_uvgrtp_src_loss_reset (GstUvgRtpSrc * self);
+/* With drop-on-latency, whether f is too old to go out (then it is
+ * released, counted and its media is part of the next gap). */
+gboolean gst_uvgrtp_src_loss_drop_late (GstUvgRtpSrc * self,
+    urtp_recvstream_frame_t * f);
+/* Before buf (made of f) goes out: the lost event and, for audio, the gap
+ * event of what is missing before it (do-lost). */
+void gst_uvgrtp_src_loss_before (GstUvgRtpSrc * self,
+    const urtp_recvstream_frame_t * f, GstBuffer * buf);
+/* Late packets the stream counted since the last look: drop-msg. */
+void gst_uvgrtp_src_loss_check_late (GstUvgRtpSrc * self,
+    const urtp_recvstream_stats_t * st);
+
 /* The output caps for s. */
 GstCaps *gst_uvgrtp_src_session_caps (const GstUvgRtpSrcSession * s);
 void gst_uvgrtp_src_session_clear (GstUvgRtpSrcSession * s);

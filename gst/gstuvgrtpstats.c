@@ -224,6 +224,7 @@ typedef struct
   urtp_recvstream_stats_t st;
   guint64 malformed, foreign;
   const gchar *recv_mode;
+  guint64 dropped_on_latency, lost_events;
 } SrcView;
 
 #define SRC(member, name, type, doc) STAT (SrcView, member, name, type, doc)
@@ -341,6 +342,11 @@ static const StatsField src_fields[] = {
       "force-key-unit events taken from downstream"),
   SRC (st.nack_unanswered, "nack-unanswered", G_TYPE_UINT64, "sources NACKs "
       "stopped for: no retransmission came 3 s after the first request"),
+  SRC (dropped_on_latency, "dropped-on-latency", G_TYPE_UINT64, "access "
+      "units dropped because they were older than the latency when they "
+      "were ready (drop-on-latency)"),
+  SRC (lost_events, "lost-events", G_TYPE_UINT64, "GstRTPPacketLost events "
+      "pushed, one per gap (do-lost)"),
 };
 #undef SRC
 
@@ -449,6 +455,8 @@ gst_uvgrtp_src_stats_to_structure (const GstUvgRtpSrcStats * in)
   v.malformed = in->st.malformed_rtp + in->st.depay.malformed;
   v.foreign = in->st.wrong_pt + in->st.source.foreign;
   v.recv_mode = in->recv_mode;
+  v.dropped_on_latency = in->dropped_on_latency;
+  v.lost_events = in->lost_events;
   stats_fill (s, src_fields, G_N_ELEMENTS (src_fields), &v);
   fill_common (s, &in->c);
   return s;

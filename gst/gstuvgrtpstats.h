@@ -38,6 +38,8 @@ typedef struct
   GstUvgRtpCommonStats c;
   urtp_recvstream_stats_t st;
   const gchar *recv_mode;
+  /* the element's: access units drop-on-latency dropped, lost events */
+  guint64 dropped_on_latency, lost_events;
 } GstUvgRtpSrcStats;
 
 /* uvgrtpsink's; its receivers come from st */

@@ -336,6 +336,7 @@ static void depay_stats_add(urtp_depay_stats_t *d, const urtp_depay_stats_t *s)
   d->seq.lost += s->seq.lost;
   d->seq.duplicates += s->seq.duplicates;
   d->seq.late += s->seq.late;
+  d->seq.last_late = s->seq.last_late;
   d->seq.reordered += s->seq.reordered;
   d->seq.resyncs += s->seq.resyncs;
 }
@@ -449,7 +450,8 @@ int urtp_recvstream_new(const urtp_recvstream_config_t *cfg, urtp_recvstream_t *
     .timeout = r->cfg.source_timeout,
     .max_packet = r->cfg.max_packet,
     /* a jump back within the reorder window is reordering, not a restart */
-    .max_misorder = r->cfg.reorder_window > URTP_SOURCE_MAX_MISORDER ?
+    .max_misorder = cfg->max_misorder ? cfg->max_misorder :
+                    r->cfg.reorder_window > URTP_SOURCE_MAX_MISORDER ?
                     (unsigned)r->cfg.reorder_window : 0,
   };
   if ((err = urtp_source_init(&r->src, &sc)) < 0)

@@ -191,8 +191,10 @@ void urtp_reorder_push(urtp_reorder_t *r, const uint8_t *pkt, size_t len, uint16
     }
     if (dist <= r->hist_bits && hist_get(r, e))
       r->stats.duplicates++;
-    else
+    else {
       r->stats.late++;
+      r->stats.last_late = seq;
+    }
     return;
   }
   r->late_run = 0;

@@ -164,6 +164,10 @@ typedef struct urtp_recvstream_config {
   bool rtx;
   uint8_t rtx_pt;
   bool request_keyframe;
+  /* packets behind the newest that are still reordering, not a sender
+   * that restarted its numbering (source.h's max_misorder); 0: the
+   * reorder window, at least URTP_SOURCE_MAX_MISORDER */
+  unsigned max_misorder;
 } urtp_recvstream_config_t;
 
 /* The least time between two key frame requests, unless a key frame

@@ -45,6 +45,7 @@ typedef struct urtp_reorder_stats {
   uint64_t lost;          /* sequence numbers given up on */
   uint64_t duplicates;
   uint64_t late;
+  uint16_t last_late;     /* the sequence number of the last late one */
   uint64_t reordered;     /* packets used although one with a higher
                            * sequence number arrived before them (waiting
                            * behind a loss does not count) */
