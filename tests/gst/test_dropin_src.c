@@ -204,6 +204,256 @@ GST_START_TEST (test_rtcp_ports_lower_first)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------------ */
+/* loss downstream: what rtpjitterbuffer do-lost and a depayloader give */
+
+#define OPUS_PACKETS 100
+#define OPUS_DROP_EVERY 20      /* 5 % */
+
+typedef struct
+{
+  guint sent, dropped;          /* packets: offered, of which dropped */
+} Dropper;
+
+static GstPadProbeReturn
+drop_every (GstPad * pad, GstPadProbeInfo * info, gpointer user)
+{
+  Dropper *d = user;
+
+  if (d->sent++ % OPUS_DROP_EVERY != OPUS_DROP_EVERY / 2)
+    return GST_PAD_PROBE_OK;
+  d->dropped++;
+  return GST_PAD_PROBE_DROP;
+}
+
+typedef struct
+{
+  guint lost, gaps;
+  GstClockTime lost_duration;
+} LostSeen;
+
+static GstPadProbeReturn
+on_src_event (GstPad * pad, GstPadProbeInfo * info, gpointer user)
+{
+  LostSeen *seen = user;
+  GstEvent *ev = GST_PAD_PROBE_INFO_EVENT (info);
+  const GstStructure *s = gst_event_get_structure (ev);
+  guint64 d = 0;
+
+  if (GST_EVENT_TYPE (ev) == GST_EVENT_GAP)
+    seen->gaps++;
+  if (s && gst_structure_has_name (s, "GstRTPPacketLost")) {
+    fail_unless (gst_structure_get_uint64 (s, "duration", &d));
+    fail_unless (gst_structure_has_field_typed (s, "seqnum", G_TYPE_UINT));
+    fail_unless (gst_structure_has_field_typed (s, "timestamp",
+            G_TYPE_UINT64));
+    seen->lost++;
+    seen->lost_duration += d;
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+/* Live Opus, one packet in 20 dropped on its way, decoded by opusdec
+ * plc=true: with do-lost the decoded audio is as long as what was sent,
+ * in one continuous run of timestamps; without, a frame shorter per loss. */
+static void
+run_opus_loss (gboolean do_lost)
+{
+  gint port = free_ports (2);
+  GstElement *rx, *tx, *udp, *src, *out;
+  GstPad *pad;
+  GstSample *sample;
+  Dropper drop = { 0 };
+  guint64 samples = 0;
+  gboolean at_start = TRUE;
+  GstClockTime next = GST_CLOCK_TIME_NONE;
+  LostSeen seen = { 0 };
+  GstStructure *st;
+
+  rx = launchf ("uvgrtpsrc name=src address=127.0.0.1 port=%d "
+      "encoding-name=OPUS do-lost=%d ! opusdec plc=true ! "
+      "audio/x-raw,format=S16LE,channels=1 ! appsink name=out sync=false",
+      port, do_lost);
+  src = gst_bin_get_by_name (GST_BIN (rx), "src");
+  pad = gst_element_get_static_pad (src, "src");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+      on_src_event, &seen, NULL);
+  gst_object_unref (pad);
+  play (rx);
+  tx = launchf ("audiotestsrc is-live=true num-buffers=%d "
+      "samplesperbuffer=960 wave=sine ! audio/x-raw,rate=48000,channels=1 ! "
+      "opusenc frame-size=20 ! rtpopuspay pt=96 ! "
+      "udpsink name=udp host=127.0.0.1 port=%d", OPUS_PACKETS, port);
+  udp = gst_bin_get_by_name (GST_BIN (tx), "udp");
+  pad = gst_element_get_static_pad (udp, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
+      drop_every, &drop, NULL);
+  gst_object_unref (pad);
+  gst_object_unref (udp);
+  play (tx);
+
+  out = gst_bin_get_by_name (GST_BIN (rx), "out");
+  while ((sample = gst_app_sink_try_pull_sample (GST_APP_SINK (out),
+              (GST_CLOCK_TIME_IS_VALID (next) ? 1 : 5) * GST_SECOND))) {
+    GstBuffer *b = gst_sample_get_buffer (sample);
+    guint64 n = gst_buffer_get_size (b) / 2;
+
+    /* one run: each buffer starts where the one before ended (after the
+     * first, which may have come late: the timing anchors on the second) */
+    if (do_lost && !at_start)
+      fail_unless (GST_BUFFER_PTS (b) + GST_MSECOND >= next &&
+          GST_BUFFER_PTS (b) <= next + GST_MSECOND,
+          "pts %" GST_TIME_FORMAT " after one that ended at %" GST_TIME_FORMAT,
+          GST_TIME_ARGS (GST_BUFFER_PTS (b)), GST_TIME_ARGS (next));
+    at_start = !GST_CLOCK_TIME_IS_VALID (next);
+    next = GST_BUFFER_PTS (b) + gst_util_uint64_scale (n, GST_SECOND, 48000);
+    samples += n;
+    gst_sample_unref (sample);
+  }
+  gst_object_unref (out);
+  /* opusenc may flush one more packet at the end */
+  fail_unless (drop.sent >= OPUS_PACKETS && drop.dropped > 0);
+  st = stats_of (rx, "src");
+  fail_unless_equals_uint64 (u64 (st, "packets"), drop.sent - drop.dropped);
+  if (do_lost) {
+    /* every packet's 960 samples: decoded or concealed */
+    fail_unless_equals_uint64 (samples, drop.sent * 960);
+    fail_unless_equals_int (seen.lost, drop.dropped);
+    fail_unless_equals_int (seen.gaps, drop.dropped);
+    fail_unless_equals_uint64 (u64 (st, "lost-events"), seen.lost);
+    fail_unless (seen.lost_duration >= seen.lost * 19 * GST_MSECOND &&
+        seen.lost_duration <= seen.lost * 21 * GST_MSECOND);
+  } else {
+    fail_unless_equals_uint64 (samples, (drop.sent - drop.dropped) * 960);
+    fail_unless_equals_int (seen.lost + seen.gaps, 0);
+  }
+  gst_structure_free (st);
+  gst_object_unref (src);
+  stop (tx);
+  stop (rx);
+}
+
+GST_START_TEST (test_opus_loss_concealed)
+{
+  run_opus_loss (TRUE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_opus_loss_without_do_lost)
+{
+  run_opus_loss (FALSE);
+}
+
+GST_END_TEST;
+
+/* The next drop-msg on p's bus within a second, or NULL. */
+static GstStructure *
+next_drop_msg (GstElement * p)
+{
+  GstBus *bus = gst_element_get_bus (p);
+  GstStructure *s = NULL;
+  GstMessage *m;
+
+  while (!s && (m = gst_bus_timed_pop_filtered (bus, GST_SECOND,
+              GST_MESSAGE_ELEMENT))) {
+    if (gst_message_has_name (m, "drop-msg"))
+      s = gst_structure_copy (gst_message_get_structure (m));
+    gst_message_unref (m);
+  }
+  gst_object_unref (bus);
+  return s;
+}
+
+/* rtpjitterbuffer's drop messages for a packet after its gap was given
+ * up; latency raised while playing (a latency message, the query answers
+ * the new value); drop-on-latency dropping what waited in the socket
+ * while downstream did not take buffers, counted exactly. */
+GST_START_TEST (test_latency_and_drops)
+{
+  gint port = free_ports (2);
+  GstElement *rx, *src;
+  GstStructure *st;
+  GstMessage *m;
+  GstBus *bus;
+  GstQuery *q;
+  GstClockTime min;
+  gboolean live;
+  guint16 seq;
+  guint v, reason_ok, pulled, sent;
+  guint64 dropped;
+
+  rx = launchf ("uvgrtpsrc name=src address=127.0.0.1 port=%d "
+      "encoding-name=OPUS post-drop-messages=true drop-messages-interval=0 "
+      "! appsink name=out sync=false max-buffers=1", port);
+  src = gst_bin_get_by_name (GST_BIN (rx), "src");
+  play (rx);
+
+  /* 100..104, then 106 and 107: 105 is given up after 50 ms */
+  seq = 100;
+  send_flow (port, 0x77, &seq, 5);
+  seq = 106;
+  send_flow (port, 0x77, &seq, 2);
+  fail_unless_equals_int (pull_count (rx, 7), 7);
+  /* then 105 comes: too late */
+  seq = 105;
+  send_flow (port, 0x77, &seq, 1);
+  st = next_drop_msg (rx);
+  fail_unless (st != NULL, "no drop-msg");
+  fail_unless_equals_string (gst_structure_get_string (st, "reason"),
+      "too-late");
+  fail_unless (gst_structure_get_uint (st, "seqnum", &v) && v == 105);
+  fail_unless (gst_structure_get_uint (st, "num-too-late", &v) && v == 1);
+  fail_unless (gst_structure_has_field_typed (st, "timestamp",
+          GST_TYPE_CLOCK_TIME));
+  gst_structure_free (st);
+
+  /* latency while playing */
+  bus = gst_element_get_bus (rx);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_bus_set_flushing (bus, FALSE);
+  g_object_set (src, "latency", 120, NULL);
+  m = gst_bus_timed_pop_filtered (bus, GST_SECOND, GST_MESSAGE_LATENCY);
+  fail_unless (m != NULL, "no latency message");
+  gst_message_unref (m);
+  gst_object_unref (bus);
+  q = gst_query_new_latency ();
+  fail_unless (gst_element_query (src, q));
+  gst_query_parse_latency (q, &live, &min, NULL);
+  fail_unless (live);
+  fail_unless_equals_uint64 (min, 120 * GST_MSECOND);
+  gst_query_unref (q);
+
+  /* downstream takes nothing for 0.6 s: what waited past the latency is
+   * dropped, the rest comes; every packet is one or the other */
+  g_object_set (src, "drop-on-latency", TRUE, NULL);
+  seq = 108;
+  sent = 0;
+  for (guint i = 0; i < 30; i++, sent++) {
+    send_flow (port, 0x77, &seq, 1);
+    g_usleep (20000);
+  }
+  pulled = pull_count (rx, sent);
+  st = stats_of (rx, "src");
+  dropped = u64 (st, "dropped-on-latency");
+  fail_unless_equals_uint64 (pulled + dropped, sent);
+  GST_INFO ("%" G_GUINT64_FORMAT " of %u dropped on latency", dropped, sent);
+  fail_unless (dropped >= 10, "%" G_GUINT64_FORMAT " dropped", dropped);
+  gst_structure_free (st);
+  reason_ok = 0;
+  while ((st = next_drop_msg (rx))) {
+    reason_ok += !g_strcmp0 (gst_structure_get_string (st, "reason"),
+        "drop-on-latency");
+    gst_structure_free (st);
+  }
+  fail_unless_equals_int (reason_ok, dropped);
+
+  gst_object_unref (src);
+  stop (rx);
+}
+
+GST_END_TEST;
+
 static Suite *
 dropin_src_suite (void)
 {
@@ -214,6 +464,9 @@ dropin_src_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_rtcp_ports_upper_first);
   tcase_add_test (tc, test_rtcp_ports_lower_first);
+  tcase_add_test (tc, test_opus_loss_concealed);
+  tcase_add_test (tc, test_opus_loss_without_do_lost);
+  tcase_add_test (tc, test_latency_and_drops);
   return s;
 }
 
