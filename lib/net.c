@@ -165,6 +165,126 @@ static int join_group(urtp_sock_t *s, const struct sockaddr_storage *grp, int if
   return setsockopt(s->fd, IPPROTO_IPV6, IPV6_JOIN_GROUP, &m6, sizeof(m6)) < 0 ? -errno : 0;
 }
 
+#define MAX_IFACES 8
+#define MAX_SOURCES 16
+
+/* The interfaces of a comma-separated list, into idx; *n 0: none named.
+ * -ENODEV when a name is not an interface, -E2BIG past MAX_IFACES. */
+static int iface_list(const char *list, int *idx, size_t *n)
+{
+  *n = 0;
+  for (const char *p = list; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char name[IF_NAMESIZE];
+    if (len) {
+      if (len >= sizeof name)
+        return -ENODEV;
+      if (*n == MAX_IFACES)
+        return -E2BIG;
+      memcpy(name, p, len);
+      name[len] = '\0';
+      if (!(idx[(*n)++] = (int)if_nametoindex(name)))
+        return -ENODEV;
+    }
+    p = end ? end + 1 : p + len;
+  }
+  return 0;
+}
+
+/* The sources of a comma-separated list of the group's family; *exclude
+ * says which form they take. -EINVAL for anything else. */
+static int source_list(const char *list, int family, struct sockaddr_storage *src, size_t *n,
+                       bool *exclude)
+{
+  *n = 0;
+  *exclude = false;
+  int form = 0; /* 1 include, 2 exclude */
+  for (const char *p = list; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char text[INET6_ADDRSTRLEN + 2];
+    if (len) {
+      int f = *p == '-' ? 2 : 1;
+      if (*p == '+' || *p == '-') {
+        p++;
+        len--;
+      }
+      if (!len || len >= sizeof text || *n == MAX_SOURCES || (form && form != f))
+        return -EINVAL;
+      form = f;
+      memcpy(text, p, len);
+      text[len] = '\0';
+      struct addrinfo hints = { .ai_family = family, .ai_flags = AI_NUMERICHOST }, *ai = NULL;
+      if (getaddrinfo(text, NULL, &hints, &ai) != 0 || !ai)
+        return -EINVAL;
+      memset(&src[*n], 0, sizeof src[*n]);
+      memcpy(&src[(*n)++], ai->ai_addr, ai->ai_addrlen);
+      freeaddrinfo(ai);
+    }
+    p = end ? end + 1 : p + len;
+  }
+  *exclude = form == 2;
+  return 0;
+}
+
+/* Joins grp on each interface cfg names (or the default one), source-
+ * specific when cfg names sources. */
+static int join_all(urtp_sock_t *s, const struct sockaddr_storage *grp,
+                    const urtp_sock_config_t *cfg)
+{
+  int idx[MAX_IFACES], r;
+  size_t nif, nsrc;
+  struct sockaddr_storage src[MAX_SOURCES];
+  bool exclude;
+  if ((r = iface_list(cfg->multicast_iface, idx, &nif)) < 0)
+    return r;
+  if ((r = source_list(cfg->multicast_sources, grp->ss_family, src, &nsrc, &exclude)) < 0)
+    return r;
+  if (cfg->no_join)
+    return 0;
+  if (!nif)
+    idx[nif++] = 0;
+  int level = grp->ss_family == AF_INET ? IPPROTO_IP : IPPROTO_IPV6;
+  for (size_t i = 0; i < nif; i++) {
+    if (!nsrc || exclude) {
+      if (!nsrc) {
+        if ((r = join_group(s, grp, idx[i])) < 0)
+          return r;
+      } else {
+        struct group_req g = { .gr_interface = (uint32_t)idx[i] };
+        memcpy(&g.gr_group, grp, sizeof *grp);
+        if (setsockopt(s->fd, level, MCAST_JOIN_GROUP, &g, sizeof g) < 0)
+          return -errno;
+      }
+    }
+    for (size_t k = 0; k < nsrc; k++) {
+      struct group_source_req g = { .gsr_interface = (uint32_t)idx[i] };
+      memcpy(&g.gsr_group, grp, sizeof *grp);
+      memcpy(&g.gsr_source, &src[k], sizeof src[k]);
+      if (setsockopt(s->fd, level, exclude ? MCAST_BLOCK_SOURCE : MCAST_JOIN_SOURCE_GROUP, &g,
+                     sizeof g) < 0)
+        return -errno;
+    }
+  }
+  if (grp->ss_family == AF_INET)
+    set_int(s->fd, IPPROTO_IP, IP_MULTICAST_ALL, 0);
+  return 0;
+}
+
+/* The first interface of cfg's list: where multicast is sent from. */
+static int first_iface(const urtp_sock_config_t *cfg, int *ifindex)
+{
+  int idx[MAX_IFACES], r;
+  size_t n;
+  *ifindex = 0;
+  if ((r = iface_list(cfg->multicast_iface, idx, &n)) < 0)
+    return r;
+  if (n)
+    *ifindex = idx[0];
+  return 0;
+}
+
 static int setup_mcast_tx(urtp_sock_t *s, const urtp_sock_config_t *cfg, int ifindex)
 {
   int r;
@@ -324,12 +444,9 @@ static int sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
     goto out;
   }
 
-  int ifindex = 0;
-  if (cfg->multicast_iface && cfg->multicast_iface[0] &&
-      !(ifindex = (int)if_nametoindex(cfg->multicast_iface))) {
-    r = -ENODEV;
+  int ifindex;
+  if ((r = first_iface(cfg, &ifindex)) < 0)
     goto out;
-  }
 
   if ((r = sock_take_fd(s, socket(s->family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP))) < 0)
     goto out;
@@ -359,7 +476,7 @@ static int sock_open(urtp_sock_t *s, const urtp_sock_config_t *cfg)
     }
     r = 0;
   }
-  if (bind_mc && (r = join_group(s, &local, ifindex)) < 0)
+  if (bind_mc && (r = join_all(s, &local, cfg)) < 0)
     goto out;
 
   r = sock_finish(s, cfg, ifindex);
@@ -401,10 +518,9 @@ int urtp_sock_adopt(urtp_sock_t *s, int fd, const urtp_sock_config_t *cfg)
 
   struct addrinfo *rres = NULL, *bres = NULL;
   int r = 0;
-  int ifindex = 0;
-  if (cfg->multicast_iface && cfg->multicast_iface[0] &&
-      !(ifindex = (int)if_nametoindex(cfg->multicast_iface)))
-    return -ENODEV;
+  int ifindex;
+  if ((r = first_iface(cfg, &ifindex)) < 0)
+    return r;
   s->family = domain;
   s->unconnected = true;
   /* a descriptor of our own: closing it leaves the caller's open */
@@ -440,7 +556,7 @@ int urtp_sock_adopt(urtp_sock_t *s, int fd, const urtp_sock_config_t *cfg)
     socklen_t bl;
     copy_ai(&ba, &bl, bres);
     if (addr_is_mcast(&ba) && (r = urtp_addr_to_family(&ba, domain, &grp)) == 0 &&
-        (r = join_group(s, &grp, ifindex)) < 0)
+        (r = join_all(s, &grp, cfg)) < 0)
       goto out;
     r = 0;
   }

@@ -59,6 +59,15 @@ typedef struct urtp_sock_config {
   int sndbuf, rcvbuf;         /* bytes; 0: leave the system default */
   bool reuse;                 /* SO_REUSEADDR (and SO_REUSEPORT) */
   urtp_io_mode_t tx_mode, rx_mode;
+  /* Receiving on a group (bind_addr a multicast address): multicast_iface
+   * may be a comma-separated list, the group is joined on each (sends
+   * use the first); multicast_sources, a comma-separated list of source
+   * addresses, makes the joins source-specific (RFC 4607, IGMPv3/MLDv2):
+   * "+a" or "a" takes only what a sends, "-a" everything but what a
+   * sends; one form per list. no_join: bound to the group, not joined
+   * (someone else joins). */
+  const char *multicast_sources;
+  bool no_join;
 } urtp_sock_config_t;
 
 typedef struct urtp_sock {
