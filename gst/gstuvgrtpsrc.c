@@ -110,6 +110,8 @@
 
 #include <arpa/inet.h>
 
+#include <gst/net/gstnetaddressmeta.h>
+
 #include "gstuvgrtpcommon.h"
 #include "gstuvgrtpprops.h"
 #include "gstuvgrtpsrc.h"
@@ -149,6 +151,12 @@ GST_DEBUG_CATEGORY (gst_uvgrtp_src_debug);
 #define DEFAULT_POST_DROP_MESSAGES FALSE
 #define DEFAULT_DROP_MESSAGES_INTERVAL 200
 #define DEFAULT_MAX_REORDER -1
+#define DEFAULT_MULTICAST_SOURCE NULL
+#define DEFAULT_AUTO_MULTICAST TRUE
+#define DEFAULT_LOOP TRUE
+#define DEFAULT_RETRIEVE_SENDER_ADDRESS TRUE
+#define DEFAULT_SKIP_FIRST_BYTES 0
+#define DEFAULT_MTU 1492
 
 /* Datagrams per receive call and bytes per datagram slot: a slot holds the
  * largest UDP datagram, so nothing legitimate is ever truncated, and GRO can
@@ -194,6 +202,12 @@ enum
   PROP_POST_DROP_MESSAGES,
   PROP_DROP_MESSAGES_INTERVAL,
   PROP_MAX_REORDER,
+  PROP_MULTICAST_SOURCE,
+  PROP_AUTO_MULTICAST,
+  PROP_LOOP,
+  PROP_RETRIEVE_SENDER_ADDRESS,
+  PROP_SKIP_FIRST_BYTES,
+  PROP_MTU,
   PROP_STATS,
   PROP_AUTO_HEADER_EXTENSION,
   PROP_EXTENSIONS,
@@ -212,8 +226,12 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
         "alignment = (string) au; "
         "audio/x-opus, channel-mapping-family = (int) [ 0, 1 ]"));
 
+static void gst_uvgrtp_src_uri_handler_init (gpointer iface, gpointer data);
+
 #define gst_uvgrtp_src_parent_class parent_class
 G_DEFINE_TYPE_WITH_CODE (GstUvgRtpSrc, gst_uvgrtp_src, GST_TYPE_PUSH_SRC,
+    G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
+        gst_uvgrtp_src_uri_handler_init);
     GST_DEBUG_CATEGORY_INIT (gst_uvgrtp_src_debug, "uvgrtpsrc", 0,
         "uvgRTP receiver and depayloader"));
 GST_ELEMENT_REGISTER_DEFINE (uvgrtpsrc, "uvgrtpsrc", GST_RANK_NONE,
@@ -322,13 +340,13 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
   /**
    * GstUvgRtpSrc:timeout:
    *
-   * Post a "GstUvgRtpSrcTimeout" element message, with a guint64 field
+   * Post a "GstUDPSrcTimeout" element message (udpsrc's), with a guint64 field
    * "timeout" holding this value, each time no packet has arrived for this
    * many nanoseconds. 0 disables.
    */
   g_object_class_install_property (gobject_class, PROP_TIMEOUT,
       g_param_spec_uint64 ("timeout", "Timeout",
-          "Post a GstUvgRtpSrcTimeout message after this many nanoseconds "
+          "Post a GstUDPSrcTimeout message after this many nanoseconds "
           "without packets (0 = disabled)", 0, G_MAXUINT64, DEFAULT_TIMEOUT,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 
@@ -453,6 +471,84 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
           "Packets behind the newest still taken as reordering (-1: the "
           "reorder window)", -1, 32768, DEFAULT_MAX_REORDER,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:multicast-source:
+   *
+   * Source-specific multicast (RFC 4607; IGMPv3, MLDv2), as udpsrc's:
+   * comma-separated source addresses, each prefixed "+" (or nothing) to
+   * receive only from it, or "-" to receive from every source but it;
+   * one form per list. Applies when #GstUvgRtpSrc:address is a group.
+   */
+  g_object_class_install_property (gobject_class, PROP_MULTICAST_SOURCE,
+      g_param_spec_string ("multicast-source", "Multicast source",
+          "Sources to receive the group from ('+a,+b') or not ('-a'), "
+          "separated by ','", DEFAULT_MULTICAST_SOURCE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:auto-multicast:
+   *
+   * Join the group #GstUvgRtpSrc:address names (and leave it at stop).
+   * FALSE: bind to it only, someone else joins.
+   */
+  g_object_class_install_property (gobject_class, PROP_AUTO_MULTICAST,
+      g_param_spec_boolean ("auto-multicast", "Auto multicast",
+          "Automatically join/leave the multicast group", DEFAULT_AUTO_MULTICAST,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:loop:
+   *
+   * The sockets' multicast loop option (IP_MULTICAST_LOOP), as udpsrc sets
+   * it: whether what they send to a group (receiver reports to a group)
+   * comes back to this host.
+   */
+  g_object_class_install_property (gobject_class, PROP_LOOP,
+      g_param_spec_boolean ("loop", "Multicast loop",
+          "Multicast loop: what the sockets send to a group also reaches "
+          "this host", DEFAULT_LOOP, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:retrieve-sender-address:
+   *
+   * Put a GstNetAddressMeta on every buffer, as udpsrc does: the address
+   * the followed source's media comes from.
+   */
+  g_object_class_install_property (gobject_class,
+      PROP_RETRIEVE_SENDER_ADDRESS,
+      g_param_spec_boolean ("retrieve-sender-address",
+          "Retrieve sender address", "Add the sender's address to buffers "
+          "as GstNetAddressMeta", DEFAULT_RETRIEVE_SENDER_ADDRESS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:skip-first-bytes:
+   *
+   * Bytes to cut off the start of every datagram before the RTP header (a
+   * transport that prefixes its own header). A shorter datagram is counted
+   * as malformed.
+   */
+  g_object_class_install_property (gobject_class, PROP_SKIP_FIRST_BYTES,
+      g_param_spec_int ("skip-first-bytes", "Skip first bytes",
+          "Number of bytes to skip at the start of each datagram", 0,
+          G_MAXUINT16, DEFAULT_SKIP_FIRST_BYTES,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstUvgRtpSrc:mtu:
+   *
+   * udpsrc's largest expected datagram. Accepted for its pipelines; no
+   * effect here: every datagram, up to UDP's 65507 bytes, is read whole
+   * (the receive slots hold the largest one, or several coalesced by UDP
+   * GRO), and one larger than expected is never truncated.
+   */
+  g_object_class_install_property (gobject_class, PROP_MTU,
+      g_param_spec_uint ("mtu", "MTU", "Maximum expected packet size "
+          "(accepted for udpsrc's pipelines: every datagram is read whole)",
+          0, G_MAXINT, DEFAULT_MTU, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS));
 
   /**
    * GstUvgRtpSrc:ssrc:
@@ -653,6 +749,12 @@ gst_uvgrtp_src_init (GstUvgRtpSrc * self)
   self->post_drop_messages = DEFAULT_POST_DROP_MESSAGES;
   self->drop_messages_interval = DEFAULT_DROP_MESSAGES_INTERVAL;
   self->max_reorder = DEFAULT_MAX_REORDER;
+  self->multicast_source = g_strdup (DEFAULT_MULTICAST_SOURCE);
+  self->auto_multicast = DEFAULT_AUTO_MULTICAST;
+  self->loop = DEFAULT_LOOP;
+  self->retrieve_sender_address = DEFAULT_RETRIEVE_SENDER_ADDRESS;
+  self->skip_first_bytes = DEFAULT_SKIP_FIRST_BYTES;
+  self->mtu = DEFAULT_MTU;
   self->ssrc = DEFAULT_SSRC;
   self->source_timeout = DEFAULT_SOURCE_TIMEOUT;
   self->wait_for_keyframe = DEFAULT_WAIT_FOR_KEYFRAME;
@@ -682,6 +784,8 @@ gst_uvgrtp_src_finalize (GObject * object)
   g_free (self->address);
   g_free (self->encoding_name);
   g_free (self->rtcp_remote_host);
+  g_free (self->multicast_source);
+  g_clear_object (&self->sender_addr);
   gst_caps_replace (&self->caps, NULL);
   gst_uvgrtp_src_session_clear (&self->session);
   if (self->last_stats)
@@ -764,6 +868,67 @@ get_uri (GstUvgRtpSrc * self)
 
 static GstStructure *build_stats (GstUvgRtpSrc * self);
 
+/* GstURIHandler: udp://host:port, as udpsrc. Both have rank none, so
+ * gst_element_make_from_uri() and urisourcebin pick udpsrc for udp://
+ * (the name decides between equal ranks): an application that wants this
+ * element makes it and sets the URI, through the interface or `uri`. */
+static GstURIType
+gst_uvgrtp_src_uri_get_type (GType type)
+{
+  return GST_URI_SRC;
+}
+
+static const gchar *const *
+gst_uvgrtp_src_uri_get_protocols (GType type)
+{
+  static const gchar *const protocols[] = { "udp", NULL };
+
+  return protocols;
+}
+
+static gchar *
+gst_uvgrtp_src_uri_get_uri (GstURIHandler * handler)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (handler);
+  gchar *uri;
+
+  GST_OBJECT_LOCK (self);
+  uri = get_uri (self);
+  GST_OBJECT_UNLOCK (self);
+  return uri;
+}
+
+static gboolean
+gst_uvgrtp_src_uri_set_uri (GstURIHandler * handler, const gchar * uri,
+    GError ** error)
+{
+  GstUvgRtpSrc *self = GST_UVGRTP_SRC (handler);
+  gboolean ok;
+
+  GST_OBJECT_LOCK (self);
+  ok = set_uri (self, uri);
+  GST_OBJECT_UNLOCK (self);
+  if (!ok)
+    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
+        "Invalid URI '%s': expected udp://host:port", GST_STR_NULL (uri));
+  else {
+    g_object_notify (G_OBJECT (self), "address");
+    g_object_notify (G_OBJECT (self), "port");
+  }
+  return ok;
+}
+
+static void
+gst_uvgrtp_src_uri_handler_init (gpointer g_iface, gpointer data)
+{
+  GstURIHandlerInterface *iface = g_iface;
+
+  iface->get_type = gst_uvgrtp_src_uri_get_type;
+  iface->get_protocols = gst_uvgrtp_src_uri_get_protocols;
+  iface->get_uri = gst_uvgrtp_src_uri_get_uri;
+  iface->set_uri = gst_uvgrtp_src_uri_set_uri;
+}
+
 /* Where each property of the element's own, other than uri, caps and
  * stats, lives in the instance; its value type says how to set and read
  * it. */
@@ -787,6 +952,12 @@ static const gsize prop_field[PROP_SHARED_FIRST] = {
   [PROP_POST_DROP_MESSAGES] = FIELD (post_drop_messages),
   [PROP_DROP_MESSAGES_INTERVAL] = FIELD (drop_messages_interval),
   [PROP_MAX_REORDER] = FIELD (max_reorder),
+  [PROP_MULTICAST_SOURCE] = FIELD (multicast_source),
+  [PROP_AUTO_MULTICAST] = FIELD (auto_multicast),
+  [PROP_LOOP] = FIELD (loop),
+  [PROP_RETRIEVE_SENDER_ADDRESS] = FIELD (retrieve_sender_address),
+  [PROP_SKIP_FIRST_BYTES] = FIELD (skip_first_bytes),
+  [PROP_MTU] = FIELD (mtu),
 };
 #undef FIELD
 
@@ -950,6 +1121,7 @@ make_stream (GstUvgRtpSrc * self, const urtp_srtp_config_t * srtp,
       urtp_rtx_default_pt (self->session.pt >= 0 ? (uint8_t) self->session.pt
       : 96);
   cfg.request_keyframe = self->request_keyframe && self->common.rtcp;
+  cfg.skip_bytes = (size_t) self->skip_first_bytes;
   if (self->max_reorder >= 0)
     cfg.max_misorder = (unsigned) MAX (self->max_reorder, 1);
   if (self->session.params && gst_memory_map (self->session.params, &map,
@@ -976,8 +1148,9 @@ mono_ns (void)
  * stream takes RTCP from among the datagrams). Without it the element
  * still receives: a warning names the property to change. */
 static void
-open_rtcp (GstUvgRtpSrc * self, const gchar * address)
+open_rtcp (GstUvgRtpSrc * self, const urtp_sock_config_t * media)
 {
+  const gchar *address = media->bind_addr;
   urtp_rtcpio_config_t rc;
   gchar *remote;
   gint r, port;
@@ -999,6 +1172,10 @@ open_rtcp (GstUvgRtpSrc * self, const gchar * address)
       self->rtcp_remote_port : port);
   rc.reuse = self->reuse;
   rc.mux = mux ? &self->sock : NULL;
+  /* a group: RTCP's socket joins it as the media's does */
+  rc.multicast_iface = media->multicast_iface;
+  rc.multicast_sources = media->multicast_sources;
+  rc.no_join = media->no_join;
   GST_OBJECT_UNLOCK (self);
 
   r = urtp_rtcpio_open (&self->rtcpio, &rc, mono_ns ());
@@ -1090,7 +1267,7 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   urtp_srtp_config_t srtp_cfg;
   guint8 srtp_key_bytes[URTP_SRTP_MAX_KEY_LEN];
   gboolean have_srtp = FALSE;
-  gchar *err_msg = NULL, *address, *iface;
+  gchar *err_msg = NULL, *address, *iface, *sources;
   GstUvgRtpZrtpSettings zs;
   GstUvgRtpZrtpCtl *zctl = NULL;
   urtp_recvstream_t *stream = NULL;
@@ -1121,6 +1298,7 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   GST_OBJECT_LOCK (self);
   address = g_strdup (self->address);
   iface = g_strdup (self->common.multicast_iface);
+  sources = g_strdup (self->multicast_source);
   port = self->port;
   buffer_size = self->common.buffer_size;
 
@@ -1128,6 +1306,9 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   cfg.bind_addr = address;
   cfg.bind_port = (uint16_t) port;
   cfg.multicast_iface = iface && *iface ? iface : NULL;
+  cfg.multicast_sources = sources && *sources ? sources : NULL;
+  cfg.no_join = !self->auto_multicast;
+  cfg.multicast_loop = self->loop;
   cfg.dscp = -1;
   cfg.rcvbuf = buffer_size;
   cfg.reuse = self->reuse;
@@ -1206,16 +1387,28 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
     g_object_notify (G_OBJECT (self), "port");
     g_object_notify (G_OBJECT (self), "uri");
   }
-  open_rtcp (self, address);
+  open_rtcp (self, &cfg);
   gst_uvgrtp_zrtp_settings_clear (&zs);
   g_free (address);
   g_free (iface);
+  g_free (sources);
   return TRUE;
 
   /* ERRORS */
 open_failed:
   {
-    if (ret == -EINVAL)
+    if (ret == -ENODEV || ret == -E2BIG)
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("No such network interface in '%s' (property 'multicast-iface': "
+              "interface names separated by ',', at most 8)", iface),
+          (NULL));
+    else if (ret == -EINVAL && sources && *sources
+        && is_multicast_address (address))
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("Invalid multicast sources '%s' (property 'multicast-source': "
+              "addresses of the group's family separated by ',', all "
+              "prefixed '+' or none, or all '-')", sources), (NULL));
+    else if (ret == -EINVAL)
       GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
           ("Invalid address '%s' (properties 'address' / 'uri' / "
               "'multicast-iface')", address), ("urtp_sock_open: %s",
@@ -1567,6 +1760,27 @@ update_caps_from_extensions (GstUvgRtpSrc * self)
   gst_caps_unref (caps);
 }
 
+/* udpsrc's GstNetAddressMeta: where the followed source sends from (a
+ * GSocketAddress made again only when that changes). */
+static void
+add_sender_address (GstUvgRtpSrc * self, GstBuffer * buf)
+{
+  struct sockaddr_storage a;
+
+  if (!g_atomic_int_get (&self->retrieve_sender_address) ||
+      !urtp_recvstream_source_addr (self->stream, &a))
+    return;
+  if (!self->sender_addr || memcmp (&a, &self->sender_native, sizeof a)) {
+    g_clear_object (&self->sender_addr);
+    self->sender_addr = g_socket_address_new_from_native (&a,
+        a.ss_family == AF_INET6 ? sizeof (struct sockaddr_in6) :
+        sizeof (struct sockaddr_in));
+    self->sender_native = a;
+  }
+  if (self->sender_addr)
+    gst_buffer_add_net_address_meta (buf, self->sender_addr);
+}
+
 /* Wraps the access unit into a buffer, without copying it. */
 static GstBuffer *
 make_buffer (GstUvgRtpSrc * self, const urtp_recvstream_frame_t * f)
@@ -1601,6 +1815,7 @@ make_buffer (GstUvgRtpSrc * self, const urtp_recvstream_frame_t * f)
       GST_BUFFER_DURATION (buf) = gst_util_uint64_scale_int (samples,
           GST_SECOND, 48000);
   }
+  add_sender_address (self, buf);
   /* what the header extensions say, onto the buffer (and the caps) */
   if (f->au.ext_len && gst_uvgrtp_hdrext_has_any (&self->hdrext)
       && gst_uvgrtp_hdrext_read (&self->hdrext, &f->au, buf))
@@ -1731,6 +1946,10 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     if (g_atomic_int_get (&self->eos)) {
       /* Take what the kernel already holds, a batch at a time so that the
        * stream's queue is emptied in between, then finish. */
+      if (urtp_recvstream_held (self->stream)) {
+        urtp_recvstream_resume (self->stream);
+        continue;
+      }
       urtp_sock_unwake (&self->sock);
       n = urtp_sock_recv (&self->sock, &self->rx, 0);
       if (n > 0) {
@@ -1775,7 +1994,7 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
           GST_TIME_ARGS (timeout_ns));
       gst_element_post_message (GST_ELEMENT (self),
           gst_message_new_element (GST_OBJECT (self),
-              gst_structure_new ("GstUvgRtpSrcTimeout", "timeout",
+              gst_structure_new ("GstUDPSrcTimeout", "timeout",
                   G_TYPE_UINT64, timeout_ns, NULL)));
       self->last_packet_us = g_get_monotonic_time ();
     }

@@ -5,6 +5,8 @@
 
 #include <gst/gst.h>
 #include <gst/base/gstpushsrc.h>
+#include <gio/gio.h>
+#include <sys/socket.h>
 
 #include "urtp/codec.h"
 #include "urtp/net.h"
@@ -85,6 +87,13 @@ struct _GstUvgRtpSrc
   guint drop_messages_interval; /* ms */
   gint max_reorder;             /* -1: the reorder window */
   gint latency_changed;         /* atomic: latency set while running */
+  /* udpsrc's */
+  gchar *multicast_source;
+  gboolean auto_multicast;
+  gboolean loop;
+  gboolean retrieve_sender_address;
+  gint skip_first_bytes;
+  guint mtu;                    /* accepted, not used */
   gint keyframe_asked;          /* atomic: 0, or 1 (PLI) / 2 (FIR) from
                                  * an upstream force-key-unit event */
 
@@ -110,6 +119,8 @@ struct _GstUvgRtpSrc
   gint64 last_drop_warning;
   gboolean draining;
   GstUvgRtpSrcLoss loss;        /* gstuvgrtpsrcloss.c */
+  GSocketAddress *sender_addr;  /* the followed source's, for the meta */
+  struct sockaddr_storage sender_native;
 
   /* set from other threads (atomics) */
   gint caps_changed;            /* caps property set while running */

@@ -929,6 +929,11 @@ size_t urtp_depay_pending(const urtp_depay_t *d)
   return urtp_reorder_pending(&d->ro);
 }
 
+size_t urtp_depay_queued(const urtp_depay_t *d)
+{
+  return d->q_len;
+}
+
 const urtp_depay_stats_t *urtp_depay_stats(const urtp_depay_t *d)
 {
   return &d->stats;

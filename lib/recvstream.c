@@ -114,6 +114,10 @@ struct urtp_recvstream {
   bool out_valid;               /* out_last is of the current numbering */
   uint64_t out_last;            /* last sequence number of the last frame */
   uint64_t out_missing;         /* missing before the next frame */
+  /* the rest of a batch, waiting for room in the output queue */
+  const urtp_dgram_t *held;
+  size_t held_n;
+  uint64_t held_now;
   bool params_due;              /* next frame gets the parameter sets */
 
   urtp_recvstream_event_t ev[EVENTS];
@@ -1026,6 +1030,14 @@ static void push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
                      const struct sockaddr_storage **nokeys)
 {
   r->st.datagrams++;
+  if (r->cfg.skip_bytes) {
+    if (len < r->cfg.skip_bytes) {
+      r->st.malformed_rtp++;
+      return;
+    }
+    pkt += r->cfg.skip_bytes;
+    len -= r->cfg.skip_bytes;
+  }
   if (urtp_rtcp_is_muxed(pkt, len)) {
     /* without rtcp-mux, RTCP here was meant for another port: a sender
      * whose receiver on the port below could not have its RTCP port */
@@ -1108,13 +1120,34 @@ static void after_batch(urtp_recvstream_t *r, const struct sockaddr_storage *aut
   publish(r);
 }
 
+/* Room for what one more datagram can finish: the access unit it ends
+ * and the one before it. */
+#define QUEUE_HEADROOM 2
+
 void urtp_recvstream_push(urtp_recvstream_t *r, const urtp_dgram_t *dgrams, size_t n,
                           uint64_t now)
 {
   const struct sockaddr_storage *authed = NULL, *nokeys = NULL;
-  for (size_t i = 0; i < n; i++)
+  size_t i = 0;
+  for (; i < n && urtp_depay_queued(r->depay) + QUEUE_HEADROOM <= URTP_DEPAY_QUEUE; i++)
     push_one(r, dgrams[i].data, dgrams[i].len, dgrams[i].from, now, &authed, &nokeys);
+  r->held = i < n ? dgrams + i : NULL;
+  r->held_n = n - i;
+  r->held_now = now;
   after_batch(r, authed, nokeys);
+}
+
+size_t urtp_recvstream_held(const urtp_recvstream_t *r)
+{
+  return r->held_n;
+}
+
+size_t urtp_recvstream_resume(urtp_recvstream_t *r)
+{
+  size_t n = r->held_n;
+  if (n)
+    urtp_recvstream_push(r, r->held, n, r->held_now);
+  return n - r->held_n;
 }
 
 void urtp_recvstream_push_rx(urtp_recvstream_t *r, const urtp_sock_t *sock, const urtp_rx_t *rx,
@@ -1159,7 +1192,9 @@ void urtp_recvstream_flush(urtp_recvstream_t *r)
 
 void urtp_recvstream_resync(urtp_recvstream_t *r, uint64_t dropped)
 {
-  r->st.flushed += dropped;
+  /* what was held is as stale as what the caller dropped */
+  r->st.flushed += dropped + r->held_n;
+  r->held_n = 0;
   urtp_depay_restart(r->depay);
   r->discont = true;
   r->out_valid = false;
@@ -1391,12 +1426,19 @@ int urtp_recvstream_run(urtp_recvstream_t *r, const urtp_recvstream_io_t *io, in
   }
   int wait_ms = wait < 0 ? -1 : wait / 1000000 >= INT32_MAX ? INT32_MAX
                                                               : (int)((wait + 999999) / 1000000);
-  int n = urtp_sock_recv(io->sock, io->rx, wait_ms);
-  if (n < 0)
-    return n;
-  now = io->now(io->user);
-  if (n > 0)
-    urtp_recvstream_push_rx(r, io->sock, io->rx, (size_t)n, now);
+  /* the rest of the last batch first: the receive buffer still holds it */
+  int n;
+  if (r->held_n) {
+    n = (int)urtp_recvstream_resume(r);
+    now = io->now(io->user);
+  } else {
+    n = urtp_sock_recv(io->sock, io->rx, wait_ms);
+    if (n < 0)
+      return n;
+    now = io->now(io->user);
+    if (n > 0)
+      urtp_recvstream_push_rx(r, io->sock, io->rx, (size_t)n, now);
+  }
   urtp_recvstream_expire(r, now);
   if (io->rtcp) {
     mono = urtp_stream_mono_ns();
@@ -1407,4 +1449,12 @@ int urtp_recvstream_run(urtp_recvstream_t *r, const urtp_recvstream_io_t *io, in
     }
   }
   return n;
+}
+
+bool urtp_recvstream_source_addr(const urtp_recvstream_t *r, struct sockaddr_storage *addr)
+{
+  if (!r->peer_set)
+    return false;
+  *addr = r->peer;
+  return true;
 }

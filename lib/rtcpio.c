@@ -82,6 +82,9 @@ int urtp_rtcpio_open(urtp_rtcpio_t *io, const urtp_rtcpio_config_t *cfg, uint64_
       .reuse = cfg->reuse && is_group(bind),
       .tx_mode = URTP_IO_PLAIN,
       .rx_mode = URTP_IO_MMSG,
+      .multicast_iface = cfg->multicast_iface,
+      .multicast_sources = cfg->multicast_sources,
+      .no_join = cfg->no_join,
     };
     if ((r = urtp_sock_open(&io->sock, &sc)) < 0)
       return r;

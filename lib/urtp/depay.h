@@ -165,6 +165,10 @@ void urtp_depay_restart(urtp_depay_t *d);
 /* Packets waiting for a gap to fill. */
 size_t urtp_depay_pending(const urtp_depay_t *d);
 
+/* Finished access units not yet popped (at most URTP_DEPAY_QUEUE: one
+ * more drops the oldest). */
+size_t urtp_depay_queued(const urtp_depay_t *d);
+
 const urtp_depay_stats_t *urtp_depay_stats(const urtp_depay_t *d);
 
 /* Hands back urtp_au_t.data of a depayloader created with recycle (and only

@@ -168,6 +168,9 @@ typedef struct urtp_recvstream_config {
    * that restarted its numbering (source.h's max_misorder); 0: the
    * reorder window, at least URTP_SOURCE_MAX_MISORDER */
   unsigned max_misorder;
+  /* bytes before the RTP header in every datagram (udpsrc's
+   * skip-first-bytes): cut off first; a shorter datagram is malformed */
+  size_t skip_bytes;
 } urtp_recvstream_config_t;
 
 /* The least time between two key frame requests, unless a key frame
@@ -312,6 +315,18 @@ void urtp_recvstream_push_rx(urtp_recvstream_t *r, const urtp_sock_t *sock, cons
 void urtp_recvstream_push_one(urtp_recvstream_t *r, uint8_t *pkt, size_t len,
                               const struct sockaddr_storage *from, uint64_t now);
 
+/* Datagrams of the last batch pushed that wait for room in the output
+ * queue: a batch stops while the queue is nearly full (a burst of small
+ * packets, each its own access unit, would overflow it), and the rest is
+ * taken by urtp_recvstream_resume() (urtp_recvstream_run() calls it
+ * before it receives again), after the caller popped. The datagrams stay
+ * in the caller's receive buffer: it must not receive into it while this
+ * is not 0. */
+size_t urtp_recvstream_held(const urtp_recvstream_t *r);
+/* Takes what is held, as far as the queue has room; returns how many
+ * datagrams it took. */
+size_t urtp_recvstream_resume(urtp_recvstream_t *r);
+
 /* Gives up on what has waited long enough: gaps (latency) and a source
  * waiting to take over. */
 void urtp_recvstream_expire(urtp_recvstream_t *r, uint64_t now);
@@ -334,7 +349,7 @@ void urtp_recvstream_flush(urtp_recvstream_t *r);
 
 /* Forgets the stream position without counting anything lost (after a
  * pause: the caller dropped the `dropped` datagrams that queued meanwhile,
- * counted as flushed): reordering and reassembly restart, the source and
+ * counted as flushed, as are those held): reordering and reassembly restart, the source and
  * the timing are kept, the next access unit is flagged DISCONT. */
 void urtp_recvstream_resync(urtp_recvstream_t *r, uint64_t dropped);
 
@@ -388,6 +403,10 @@ bool urtp_recvstream_rtcp_pending(const urtp_recvstream_t *r);
  * URTP_DEPAY_UNSUPPORTED_STREAM in a row, none usable): fail, rather than
  * wait for pictures that cannot come. Cheap. */
 bool urtp_recvstream_unsupported(const urtp_recvstream_t *r);
+
+/* Where the followed source's media comes from (the packet that made it
+ * the followed source, or its next one); false while not known. */
+bool urtp_recvstream_source_addr(const urtp_recvstream_t *r, struct sockaddr_storage *addr);
 
 /* --- the receive loop, for a caller that owns the sockets ------------------ */
 

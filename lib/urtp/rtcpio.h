@@ -60,6 +60,10 @@ typedef struct urtp_rtcpio_config {
   struct urtp_zrtp_ep *zrtp;
   void (*other)(void *user, const urtp_dgram_t *d);
   void *other_user;
+  /* a group bind_addr is joined as the RTP socket's (net.h) */
+  const char *multicast_iface;
+  const char *multicast_sources;
+  bool no_join;
 } urtp_rtcpio_config_t;
 
 typedef struct urtp_rtcpio {

@@ -12,10 +12,12 @@
  *     its neighbour's RTP port, is counted there and changes nothing.
  */
 #include <errno.h>
+#include <net/if.h>
 #include <string.h>
 
 #include <gst/app/gstappsink.h>
 #include <gst/check/gstcheck.h>
+#include <gst/net/gstnetaddressmeta.h>
 
 #include "rtcputil.h"
 
@@ -31,39 +33,50 @@ opus_receiver (gint port)
       "encoding-name=OPUS ! appsink name=out sync=false", port);
 }
 
-/* Sends `n` RTP packets of one source from a new socket (a new source
- * port) to 127.0.0.1:port, numbered on from *seq. */
+/* Sends `n` RTP packets of one source, each after `prefix` bytes of
+ * another protocol, from a new socket (a new source port) bound to `from`
+ * (NULL: any) to to:port (a group: out through lo), numbered on from
+ * *seq. */
+static void
+send_packets (const gchar * from, const gchar * to, gint port, guint32 ssrc,
+    guint16 * seq, guint n, guint prefix)
+{
+  struct sockaddr_in dst = {.sin_family = AF_INET,
+    .sin_port = htons ((guint16) port)
+  };
+  int fd = socket (AF_INET, SOCK_DGRAM, 0);
+  guint8 pkt[8 + 12 + 40], *rtp = pkt + prefix;
+  gsize len = prefix + 12 + 40;
+
+  fail_unless (fd >= 0 && prefix <= 8);
+  fail_unless (inet_pton (AF_INET, to, &dst.sin_addr) == 1);
+  if (from) {
+    struct sockaddr_in a = {.sin_family = AF_INET };
+    fail_unless (inet_pton (AF_INET, from, &a.sin_addr) == 1);
+    fail_unless (bind (fd, (struct sockaddr *) &a, sizeof a) == 0);
+  }
+  if (IN_MULTICAST (ntohl (dst.sin_addr.s_addr))) {
+    struct ip_mreqn m = {.imr_ifindex = (int) if_nametoindex ("lo") };
+    fail_unless (setsockopt (fd, IPPROTO_IP, IP_MULTICAST_IF, &m,
+            sizeof m) == 0);
+  }
+  memset (pkt, 0x5a, sizeof pkt);
+  for (guint i = 0; i < n; i++, (*seq)++) {
+    rtp[0] = 0x80;
+    rtp[1] = PT;
+    GST_WRITE_UINT16_BE (rtp + 2, *seq);
+    GST_WRITE_UINT32_BE (rtp + 4, (guint32) * seq * 960);
+    GST_WRITE_UINT32_BE (rtp + 8, ssrc);
+    fail_unless (sendto (fd, pkt, len, 0, (struct sockaddr *) &dst,
+            sizeof dst) == (gssize) len);
+  }
+  close (fd);
+}
+
 static void
 send_flow (gint port, guint32 ssrc, guint16 * seq, guint n)
 {
-  struct sockaddr_in to = {.sin_family = AF_INET,
-    .sin_port = htons ((guint16) port),
-    .sin_addr.s_addr = htonl (INADDR_LOOPBACK)
-  };
-  int fd = socket (AF_INET, SOCK_DGRAM, 0);
-  guint8 pkt[12 + 40];
-
-  fail_unless (fd >= 0);
-  memset (pkt, 0x5a, sizeof pkt);
-  for (guint i = 0; i < n; i++, (*seq)++) {
-    guint32 ts = (guint32) * seq * 960;
-
-    pkt[0] = 0x80;
-    pkt[1] = PT;
-    pkt[2] = (guint8) (*seq >> 8);
-    pkt[3] = (guint8) * seq;
-    pkt[4] = (guint8) (ts >> 24);
-    pkt[5] = (guint8) (ts >> 16);
-    pkt[6] = (guint8) (ts >> 8);
-    pkt[7] = (guint8) ts;
-    pkt[8] = (guint8) (ssrc >> 24);
-    pkt[9] = (guint8) (ssrc >> 16);
-    pkt[10] = (guint8) (ssrc >> 8);
-    pkt[11] = (guint8) ssrc;
-    fail_unless (sendto (fd, pkt, sizeof pkt, 0, (struct sockaddr *) &to,
-            sizeof to) == sizeof pkt);
-  }
-  close (fd);
+  send_packets (NULL, "127.0.0.1", port, ssrc, seq, n, 0);
 }
 
 /* A sender report of `ssrc` to 127.0.0.1:port, as a sender whose
@@ -147,9 +160,17 @@ run_consecutive (gboolean upper_first)
   st = stats_of (lower, "src");
   fail_unless_equals_uint64 (u64 (st, "packets"), FLOWS * PER_FLOW);
   gst_structure_free (st);
-  if (upper_first)
-    fail_unless_equals_int (pull_count (upper, FLOWS * PER_FLOW),
-        FLOWS * PER_FLOW);
+  if (upper_first) {
+    guint got = pull_count (upper, FLOWS * PER_FLOW);
+    if (got != FLOWS * PER_FLOW) {
+      st = stats_of (upper, "src");
+      gchar *t = gst_structure_to_string (st);
+      g_printerr ("%s\n", t);
+      g_free (t);
+      gst_structure_free (st);
+    }
+    fail_unless_equals_int (got, FLOWS * PER_FLOW);
+  }
 
   fail_unless (m != NULL, "no warning or error");
   if (upper_first) {
@@ -454,6 +475,134 @@ GST_START_TEST (test_latency_and_drops)
 
 GST_END_TEST;
 
+/* ------------------------------------------------------------------------ */
+/* udpsrc's surface */
+
+/* The sender address on a pulled buffer of "out". */
+static gchar *
+pull_sender (GstElement * p, guint16 * port)
+{
+  GstElement *out = gst_bin_get_by_name (GST_BIN (p), "out");
+  GstSample *sample = gst_app_sink_try_pull_sample (GST_APP_SINK (out),
+      GST_SECOND);
+  GstNetAddressMeta *meta;
+  gchar *host = NULL;
+
+  gst_object_unref (out);
+  fail_unless (sample != NULL, "nothing arrived");
+  meta = gst_buffer_get_net_address_meta (gst_sample_get_buffer (sample));
+  if (meta) {
+    GInetSocketAddress *a = G_INET_SOCKET_ADDRESS (meta->addr);
+
+    host = g_inet_address_to_string (g_inet_socket_address_get_address (a));
+    *port = g_inet_socket_address_get_port (a);
+  }
+  gst_sample_unref (sample);
+  return host;
+}
+
+/* GstURIHandler for udp://; a group joined source-specifically
+ * (multicast-source) on multicast-iface: a stranger's packets to the
+ * group are not even received; GstNetAddressMeta names the sender;
+ * skip-first-bytes; bad input named. */
+GST_START_TEST (test_udpsrc_surface)
+{
+  gint port = free_ports (4);
+  GstElement *rx, *src;
+  GError *err = NULL;
+  GstStructure *st;
+  gchar *uri, *host, *text;
+  guint16 seq = 10, from_port = 0;
+
+  /* the URI both ways */
+  src = gst_element_factory_make ("uvgrtpsrc", NULL);
+  fail_unless (GST_IS_URI_HANDLER (src));
+  fail_unless_equals_int (gst_uri_handler_get_uri_type (GST_URI_HANDLER
+          (src)), GST_URI_SRC);
+  fail_unless (gst_uri_handler_set_uri (GST_URI_HANDLER (src),
+          "udp://239.255.77.10:6000", &err));
+  g_object_get (src, "address", &host, NULL);
+  fail_unless_equals_string (host, "239.255.77.10");
+  g_free (host);
+  uri = gst_uri_handler_get_uri (GST_URI_HANDLER (src));
+  fail_unless_equals_string (uri, "udp://239.255.77.10:6000");
+  g_free (uri);
+  fail_if (gst_uri_handler_set_uri (GST_URI_HANDLER (src), "http://x/",
+          &err));
+  fail_unless (g_error_matches (err, GST_URI_ERROR,
+          GST_URI_ERROR_UNSUPPORTED_PROTOCOL));
+  g_clear_error (&err);
+  fail_if (gst_uri_handler_set_uri (GST_URI_HANDLER (src),
+          "udp://127.0.0.1:99999", &err));
+  fail_unless (g_error_matches (err, GST_URI_ERROR, GST_URI_ERROR_BAD_URI));
+  g_clear_error (&err);
+  gst_object_unref (src);
+
+  /* source-specific: only 127.0.0.1's packets */
+  rx = launchf ("uvgrtpsrc name=src address=239.255.77.10 port=%d "
+      "multicast-iface=lo multicast-source=+127.0.0.1 encoding-name=OPUS "
+      "rtcp=false ! appsink name=out sync=false", port);
+  play (rx);
+  send_packets ("127.0.0.2", "239.255.77.10", port, 0x99, &seq, 5, 0);
+  seq = 100;
+  send_packets ("127.0.0.1", "239.255.77.10", port, 0x1111, &seq, 5, 0);
+  host = pull_sender (rx, &from_port);
+  fail_unless_equals_string (host, "127.0.0.1");
+  fail_unless (from_port != 0);
+  g_free (host);
+  fail_unless_equals_int (pull_count (rx, 10), 4);
+  st = stats_of (rx, "src");
+  /* the stranger's never reached the socket */
+  fail_unless_equals_uint64 (u64 (st, "packets"), 5);
+  fail_unless_equals_uint64 (u64 (st, "foreign"), 0);
+  gst_structure_free (st);
+  stop (rx);
+
+  /* four bytes of another header before each packet */
+  rx = launchf ("uvgrtpsrc name=src address=127.0.0.1 port=%d "
+      "skip-first-bytes=4 encoding-name=OPUS ! appsink name=out "
+      "sync=false", port + 2);
+  play (rx);
+  seq = 7;
+  send_packets (NULL, "127.0.0.1", port + 2, 0x2222, &seq, 6, 4);
+  fail_unless_equals_int (pull_count (rx, 6), 6);
+  stop (rx);
+
+  /* bad input names the property */
+  rx = launchf ("uvgrtpsrc address=239.255.77.10 port=%d "
+      "multicast-source=+nonsense encoding-name=OPUS ! fakesink", port);
+  fail_unless (gst_element_set_state (rx, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  text = NULL;
+  {
+    GstMessage *m = pop_problem (rx, GST_SECOND);
+    fail_unless (m && GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR);
+    gst_message_parse_error (m, &err, NULL);
+    text = g_strdup (err->message);
+    g_clear_error (&err);
+    gst_message_unref (m);
+  }
+  fail_unless (strstr (text, "'multicast-source'"), "%s", text);
+  g_free (text);
+  stop (rx);
+  rx = launchf ("uvgrtpsrc address=239.255.77.10 port=%d "
+      "multicast-iface=lo,nosuch0 encoding-name=OPUS ! fakesink", port);
+  fail_unless (gst_element_set_state (rx, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  {
+    GstMessage *m = pop_problem (rx, GST_SECOND);
+    fail_unless (m && GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR);
+    gst_message_parse_error (m, &err, NULL);
+    fail_unless (strstr (err->message, "'multicast-iface'"), "%s",
+        err->message);
+    g_clear_error (&err);
+    gst_message_unref (m);
+  }
+  stop (rx);
+}
+
+GST_END_TEST;
+
 static Suite *
 dropin_src_suite (void)
 {
@@ -467,6 +616,7 @@ dropin_src_suite (void)
   tcase_add_test (tc, test_opus_loss_concealed);
   tcase_add_test (tc, test_opus_loss_without_do_lost);
   tcase_add_test (tc, test_latency_and_drops);
+  tcase_add_test (tc, test_udpsrc_surface);
   return s;
 }
 

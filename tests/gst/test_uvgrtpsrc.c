@@ -1632,7 +1632,7 @@ GST_START_TEST (test_timeout)
       "encoding-name=H264 timeout=100000000 ! fakesink", &port);
   msg = wait_message (recv, GST_MESSAGE_ELEMENT, 5 * GST_SECOND);
   s = gst_message_get_structure (msg);
-  fail_unless (gst_structure_has_name (s, "GstUvgRtpSrcTimeout"));
+  fail_unless (gst_structure_has_name (s, "GstUDPSrcTimeout"));
   fail_unless (gst_structure_get_uint64 (s, "timeout", &t));
   fail_unless_equals_uint64 (t, 100000000);
   gst_message_unref (msg);
