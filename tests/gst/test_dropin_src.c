@@ -228,7 +228,7 @@ GST_END_TEST;
 /* ------------------------------------------------------------------------ */
 /* loss downstream: what rtpjitterbuffer do-lost and a depayloader give */
 
-#define OPUS_PACKETS 100
+#define OPUS_PACKETS 60
 #define OPUS_DROP_EVERY 20      /* 5 % */
 
 typedef struct
