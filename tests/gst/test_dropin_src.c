@@ -10,6 +10,16 @@
  *     `port`; the one that cannot have its RTCP port warns naming
  *     rtcp-port, rtcp-mux and rtcp, and RTCP meant for that port, read on
  *     its neighbour's RTP port, is counted there and changes nothing.
+ *  2. rtpjitterbuffer's do-lost as a depayloader turns it into gaps: live
+ *     Opus with one packet in 20 dropped, decoded by opusdec plc=true, is
+ *     as long as what was sent, in one run of timestamps; without do-lost
+ *     it is shorter by the packets lost.
+ *  3. drop-msg for a packet after its gap was given up; latency changed
+ *     while playing (latency message, query); drop-on-latency dropping
+ *     what waited in the socket, every packet accounted for.
+ *  4. udpsrc's surface: the URI handler, a group joined source-specifically
+ *     on multicast-iface (a stranger's packets never arrive), the sender's
+ *     address as GstNetAddressMeta, skip-first-bytes, bad input named.
  */
 #include <errno.h>
 #include <net/if.h>
