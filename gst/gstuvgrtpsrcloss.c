@@ -103,7 +103,9 @@ gst_uvgrtp_src_loss_drop_late (GstUvgRtpSrc * self,
   GST_DEBUG_OBJECT (self, "dropping AU ts %u: ready %" GST_TIME_FORMAT
       " after its time, latency %" GST_TIME_FORMAT, f->au.rtp_ts,
       GST_TIME_ARGS (now - f->pts), GST_TIME_ARGS (latency));
-  if (l->gap_missing == 0 && f->missing == 0)
+  /* the gap (what was missing before it, and it) starts where the last
+   * buffer ended */
+  if (l->gap_missing == 0)
     l->gap_start = GST_CLOCK_TIME_IS_VALID (l->prev_end) ? l->prev_end :
         to_running (self, f->pts);
   l->gap_missing += f->missing + (f->au.last_seq - f->au.first_seq + 1);

@@ -913,7 +913,7 @@ GST_START_TEST (test_third_party)
   GstElement *intruder;
   GError *err = NULL;
   GstStructure *st = NULL;
-  guint64 sent = 0, received = 0, protected_;
+  guint64 sent = 0, received = 0, protected_, other = 0, v;
   gchar *bob_zid = NULL;
 
   net_init (&n);
@@ -951,6 +951,12 @@ GST_START_TEST (test_third_party)
     g_object_get (sink, "stats", &st, NULL);
     fail_unless (gst_structure_get_uint64 (st, "zrtp-sent", &sent));
     fail_unless (gst_structure_get_uint64 (st, "zrtp-received", &received));
+    /* what else it sent (RTP, RTCP to port + 1): alice may read some of it,
+     * and must drop and count it */
+    fail_unless (gst_structure_get_uint64 (st, "packets", &v));
+    other += v;
+    fail_unless (gst_structure_get_uint64 (st, "rtcp-sent", &v));
+    other += v;
     gst_structure_free (st);
     gst_object_unref (sink);
   }
@@ -975,7 +981,15 @@ GST_START_TEST (test_third_party)
     Side *s = i ? &b : &a;
     gint state;
     fail_unless_equals_uint64 (stat_of (s, "zrtp-restarts"), 0);
-    fail_unless_equals_uint64 (stat_of (s, "srtp-auth-failures"), 0);
+    /* CI saw alice count one now and then: the intruder's plain datagrams
+     * that reach her are refused by SRTP; bob never sees any */
+    if (s == &a)
+      fail_unless (stat_of (s, "srtp-auth-failures") <= other,
+          "%" G_GUINT64_FORMAT " failures, the intruder sent %"
+          G_GUINT64_FORMAT " non-ZRTP datagrams",
+          stat_of (s, "srtp-auth-failures"), other);
+    else
+      fail_unless_equals_uint64 (stat_of (s, "srtp-auth-failures"), 0);
     fail_unless_equals_uint64 (stat_of (s, "sent-clear"), 0);
     g_object_get (s->zrtp, "state", &state, NULL);
     fail_unless_equals_int (state, 3);
