@@ -326,6 +326,210 @@ int urtp_params_set_record(urtp_params_t *ps, const uint8_t *rec, size_t len,
   return 0;
 }
 
+/* Exp-Golomb reading of an SPS (after emulation prevention is removed):
+ * a read past the end sets bad and gives 0. */
+typedef struct bits {
+  const uint8_t *p;
+  size_t n, pos;
+  bool bad;
+} bits_t;
+
+static unsigned bits_get(bits_t *b, unsigned n)
+{
+  unsigned v = 0;
+  while (n--) {
+    if (b->pos >= b->n * 8) {
+      b->bad = true;
+      return 0;
+    }
+    v = v << 1 | ((b->p[b->pos >> 3] >> (7 - (b->pos & 7))) & 1u);
+    b->pos++;
+  }
+  return v;
+}
+
+static void bits_skip(bits_t *b, size_t n)
+{
+  b->pos += n;
+  if (b->pos > b->n * 8)
+    b->bad = true;
+}
+
+static unsigned bits_ue(bits_t *b)
+{
+  unsigned zeros = 0;
+  while (!bits_get(b, 1)) {
+    if (b->bad || ++zeros > 31) {
+      b->bad = true;
+      return 0;
+    }
+  }
+  return zeros ? (1u << zeros) - 1 + bits_get(b, zeros) : 0;
+}
+
+/* What a record says of the SPS beyond its profile bytes. */
+typedef struct sps_fmt {
+  unsigned chroma_format_idc, bit_depth_luma_m8, bit_depth_chroma_m8;
+  unsigned max_sub_layers_m1, temporal_id_nesting; /* H.265 */
+} sps_fmt_t;
+
+/* Reads sps (with its NAL header) as far as the bit depths: H.264 7.3.2.1.1,
+ * H.265 7.3.2.2.1 with profile_tier_level 7.3.3. rbsp holds the unescaped
+ * bytes after the header. */
+static int read_sps_fmt(urtp_codec_t codec, const uint8_t *sps, size_t len, uint8_t *rbsp,
+                        size_t cap, size_t *rbsp_len, sps_fmt_t *f)
+{
+  size_t hdr = codec == URTP_CODEC_H264 ? 1 : 2;
+  if (len <= hdr)
+    return -EINVAL;
+  size_t n = urtp_rbsp_unescape(sps + hdr, len - hdr, rbsp, cap);
+  bits_t b = { rbsp, n, 0, false };
+  *rbsp_len = n;
+  memset(f, 0, sizeof(*f));
+  f->chroma_format_idc = 1;
+  if (codec == URTP_CODEC_H264) {
+    if (n < 3)
+      return -EINVAL;
+    unsigned profile = rbsp[0];
+    bits_skip(&b, 24);
+    bits_ue(&b); /* seq_parameter_set_id */
+    if (profile == 100 || profile == 110 || profile == 122 || profile == 244 || profile == 44 ||
+        profile == 83 || profile == 86 || profile == 118 || profile == 128 || profile == 138 ||
+        profile == 139 || profile == 134 || profile == 135) {
+      f->chroma_format_idc = bits_ue(&b);
+      if (f->chroma_format_idc == 3)
+        bits_skip(&b, 1);
+      f->bit_depth_luma_m8 = bits_ue(&b);
+      f->bit_depth_chroma_m8 = bits_ue(&b);
+    }
+  } else {
+    /* sps_video_parameter_set_id(4) sps_max_sub_layers_minus1(3)
+     * sps_temporal_id_nesting_flag(1), the general profile, tier and
+     * level (96 bits), then the sub-layers' presence flags and fields */
+    bits_skip(&b, 4);
+    f->max_sub_layers_m1 = bits_get(&b, 3);
+    f->temporal_id_nesting = bits_get(&b, 1);
+    bits_skip(&b, 96);
+    unsigned prof = 0, lvl = 0;
+    for (unsigned i = 0; i < f->max_sub_layers_m1; i++) {
+      prof |= bits_get(&b, 1) << i;
+      lvl |= bits_get(&b, 1) << i;
+    }
+    if (f->max_sub_layers_m1 > 0)
+      bits_skip(&b, 2 * (8 - f->max_sub_layers_m1));
+    for (unsigned i = 0; i < f->max_sub_layers_m1; i++)
+      bits_skip(&b, ((prof >> i) & 1u ? 88 : 0) + ((lvl >> i) & 1u ? 8 : 0));
+    bits_ue(&b); /* sps_seq_parameter_set_id */
+    f->chroma_format_idc = bits_ue(&b);
+    if (f->chroma_format_idc == 3)
+      bits_skip(&b, 1);
+    bits_ue(&b); /* pic_width_in_luma_samples */
+    bits_ue(&b); /* pic_height_in_luma_samples */
+    if (bits_get(&b, 1))
+      for (int i = 0; i < 4; i++)
+        bits_ue(&b); /* conformance window offsets */
+    f->bit_depth_luma_m8 = bits_ue(&b);
+    f->bit_depth_chroma_m8 = bits_ue(&b);
+    if (n < 13)
+      return -EINVAL;
+  }
+  if (b.bad || f->chroma_format_idc > 3 || f->bit_depth_luma_m8 > 7 || f->bit_depth_chroma_m8 > 7)
+    return -EINVAL;
+  return 0;
+}
+
+/* Appends the sets of kind k, each after its 16-bit length. */
+static uint8_t *put_sets(const urtp_params_list_t *l, uint8_t *o)
+{
+  for (unsigned i = 0; i < l->n; i++) {
+    urtp_wr16(o, (uint16_t)l->len[i]);
+    memcpy(o + 2, l->buf + l->off[i], l->len[i]);
+    o += 2 + l->len[i];
+  }
+  return o;
+}
+
+int urtp_params_record(const urtp_params_t *ps, unsigned nal_length_size, bool ps_in_band,
+                       uint8_t *out, size_t cap)
+{
+  static const int hevc_kinds[] = { URTP_PS_VPS, URTP_PS_SPS, URTP_PS_PPS };
+  uint8_t rbsp[256];
+  size_t rbsp_len, need, sps_len = 0;
+  sps_fmt_t f;
+  bool h264 = ps->codec == URTP_CODEC_H264;
+
+  if (!h264 && ps->codec != URTP_CODEC_H265)
+    return -ENOTSUP;
+  if (nal_length_size != 1 && nal_length_size != 2 && nal_length_size != 4)
+    return -EINVAL;
+  if (!urtp_params_complete(ps))
+    return -EAGAIN;
+  for (int k = 0; k < URTP_PS_KINDS; k++)
+    for (unsigned i = 0; i < ps->cur[k].n; i++)
+      if (ps->cur[k].len[i] > 0xffff)
+        return -EINVAL;
+  const uint8_t *sps = urtp_params_get(ps, URTP_PS_SPS, 0, &sps_len);
+  if (read_sps_fmt(ps->codec, sps, sps_len, rbsp, sizeof(rbsp), &rbsp_len, &f) < 0)
+    return -EINVAL;
+
+  if (h264) {
+    /* 6 bytes of header and counts, the SPS, a count and the PPS; the
+     * High profiles' chroma and bit depth fields (ISO/IEC 14496-15
+     * 5.3.3.1.2) after them */
+    const urtp_params_list_t *s = &ps->cur[URTP_PS_SPS], *p = &ps->cur[URTP_PS_PPS];
+    bool ext = rbsp[0] == 100 || rbsp[0] == 110 || rbsp[0] == 122 || rbsp[0] == 144;
+    need = 7 + 2 * (s->n + p->n) + s->used + p->used + (ext ? 4 : 0);
+    if (need > cap)
+      return (int)need;
+    out[0] = 1;
+    memcpy(out + 1, rbsp, 3); /* profile_idc, constraint flags, level_idc */
+    out[4] = (uint8_t)(0xfc | (nal_length_size - 1));
+    out[5] = (uint8_t)(0xe0 | s->n);
+    uint8_t *o = put_sets(s, out + 6);
+    *o++ = (uint8_t)p->n;
+    o = put_sets(p, o);
+    if (ext) {
+      *o++ = (uint8_t)(0xfc | f.chroma_format_idc);
+      *o++ = (uint8_t)(0xf8 | f.bit_depth_luma_m8);
+      *o++ = (uint8_t)(0xf8 | f.bit_depth_chroma_m8);
+      *o++ = 0; /* numOfSequenceParameterSetExt */
+    }
+    return (int)need;
+  }
+
+  need = 23;
+  for (size_t a = 0; a < 3; a++) {
+    const urtp_params_list_t *l = &ps->cur[hevc_kinds[a]];
+    need += 3 + 2 * l->n + l->used;
+  }
+  if (need > cap)
+    return (int)need;
+  out[0] = 1;
+  /* general profile space, tier, profile, compatibility and constraint
+   * flags and level: the 12 bytes after the SPS's first */
+  memcpy(out + 1, rbsp + 1, 12);
+  out[13] = 0xf0; /* min_spatial_segmentation_idc 0: not known */
+  out[14] = 0x00;
+  out[15] = 0xfc; /* parallelismType 0: not known */
+  out[16] = (uint8_t)(0xfc | f.chroma_format_idc);
+  out[17] = (uint8_t)(0xf8 | f.bit_depth_luma_m8);
+  out[18] = (uint8_t)(0xf8 | f.bit_depth_chroma_m8);
+  out[19] = out[20] = 0; /* avgFrameRate: not known */
+  /* constantFrameRate 0, numTemporalLayers, temporalIdNested, lengthSizeMinusOne */
+  out[21] = (uint8_t)(((f.max_sub_layers_m1 + 1) << 3) | (f.temporal_id_nesting << 2) |
+                      (nal_length_size - 1));
+  out[22] = 3;
+  uint8_t *o = out + 23;
+  for (size_t a = 0; a < 3; a++) {
+    const urtp_params_list_t *l = &ps->cur[hevc_kinds[a]];
+    /* array_completeness: every set of the kind is here, none in band */
+    *o++ = (uint8_t)((ps_in_band ? 0 : 0x80) | (32 + a));
+    urtp_wr16(o, (uint16_t)l->n);
+    o = put_sets(l, o + 2);
+  }
+  return (int)need;
+}
+
 /* --- base64 -------------------------------------------------------------- */
 
 static bool b64_char(char c)

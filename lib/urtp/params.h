@@ -14,7 +14,7 @@
  *    of one kind. Committing sets equal to the current ones changes nothing.
  *  - Configuration records (avcC, ISO/IEC 14496-15 5.3.3.1; hvcC, 8.3.3.1):
  *    every length is checked against the bytes held, and a record is taken
- *    whole or not at all.
+ *    whole or not at all; the record of the current sets can be written.
  *  - SDP forms: sprop lists (RFC 6184 sprop-parameter-sets, RFC 7798 and
  *    RFC 9328 sprop-vps/sps/pps/dci) are encoded and decoded with standard
  *    base64 (RFC 4648) through OpenSSL's libcrypto; decoding gives Annex-B
@@ -130,6 +130,20 @@ int urtp_params_parse_record(urtp_codec_t codec, const uint8_t *rec, size_t len,
  * On error (as urtp_params_parse_record, or -ENOMEM) nothing changes. */
 int urtp_params_set_record(urtp_params_t *ps, const uint8_t *rec, size_t len,
                            unsigned *nal_length_size);
+
+/* Writes the configuration record of the current sets: avcC (H.264, with
+ * the chroma and bit depth fields the High profiles' records carry) or
+ * hvcC (H.265: VPS, SPS and PPS arrays; profile, tier, level, chroma format,
+ * bit depths and temporal layers read from the first SPS; spatial
+ * segmentation, parallelism and frame rate given as not known). Its NAL
+ * unit length fields are nal_length_size bytes (1, 2 or 4); with
+ * ps_in_band the stream carries parameter sets too (hev1: hvcC's
+ * array_completeness 0; avcC has no such flag). Returns the record's length,
+ * written only if it is at most cap; -EAGAIN if a kind a decoder needs is
+ * missing; -EINVAL if the first SPS cannot be read or a set is longer than
+ * 65535 bytes; -ENOTSUP for H.266 and Opus. */
+int urtp_params_record(const urtp_params_t *ps, unsigned nal_length_size, bool ps_in_band,
+                       uint8_t *out, size_t cap);
 
 /* --- SDP forms ----------------------------------------------------------- */
 

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tap.h"
@@ -144,6 +145,87 @@ static void test_hvcc_known_answer(void)
            -ENOTSUP);
   CHECK_EQ(urtp_params_parse_record(URTP_CODEC_OPUS, hvcc, sizeof(hvcc), &ls, sets, 8, &n),
            -ENOTSUP);
+  urtp_params_free(&ps);
+}
+
+/* x264 High 4:2:2 10-bit (profile 122) and x265 Main 10, through
+ * h264parse and h265parse: records whose SPS have chroma and bit depth
+ * fields to read. h264parse writes no High-profile extension. */
+static const char avcc_422_10[] =
+  "017a000dffe1001c677a000db6cd94426c05a8303032000003000200000300791e28532c01000568ebecb22c";
+static const char hvcc_main10[] =
+  "0102200000009000000000003ff000fcfdfafa00000f03200001001840010c01ffff0220000003009000000300"
+  "0003003f959809210001003142010102200000030090000003000003003fa0208104d96566924cafff000100016a"
+  "0c0c0c08000003000800000300f04022000100074401c172b42240";
+
+static size_t unhex(const char *h, uint8_t *out)
+{
+  size_t n = strlen(h) / 2;
+  for (size_t i = 0; i < n; i++) {
+    unsigned v;
+    sscanf(h + 2 * i, "%2x", &v);
+    out[i] = (uint8_t)v;
+  }
+  return n;
+}
+
+/* Records written from the sets of records real encoders made give those
+ * records back: byte for byte for H.265 (parameter sets in band, as
+ * h265parse and x265 mark them), and for H.264 with the four extension
+ * bytes ISO/IEC 14496-15 asks of the High profiles after them. */
+static void test_record_known_answer(void)
+{
+  uint8_t rec[512], in[512];
+  urtp_params_t ps;
+
+  urtp_params_init(&ps, URTP_CODEC_H264);
+  CHECK_EQ(urtp_params_record(&ps, 4, false, rec, sizeof(rec)), -EAGAIN);
+  REQUIRE(urtp_params_set_record(&ps, avcc, sizeof(avcc), NULL) == 0);
+  CHECK_EQ(urtp_params_record(&ps, 4, false, rec, sizeof(rec)), (int)sizeof(avcc) + 4);
+  CHECK_MEM(rec, avcc, sizeof(avcc));
+  static const uint8_t ext_420_8[] = { 0xfd, 0xf8, 0xf8, 0x00 };
+  CHECK_MEM(rec + sizeof(avcc), ext_420_8, 4);
+  /* too small: the length needed, nothing written */
+  memset(rec, 0xaa, sizeof(rec));
+  CHECK_EQ(urtp_params_record(&ps, 4, false, rec, sizeof(avcc)), (int)sizeof(avcc) + 4);
+  CHECK_EQ(rec[0], 0xaa);
+  CHECK_EQ(urtp_params_record(&ps, 2, false, rec, sizeof(rec)), (int)sizeof(avcc) + 4);
+  CHECK_EQ(rec[4], 0xfd); /* lengthSizeMinusOne 1 */
+  CHECK_EQ(urtp_params_record(&ps, 3, false, rec, sizeof(rec)), -EINVAL);
+
+  size_t n = unhex(avcc_422_10, in);
+  REQUIRE(urtp_params_set_record(&ps, in, n, NULL) == 0);
+  CHECK_EQ(urtp_params_record(&ps, 4, false, rec, sizeof(rec)), (int)n + 4);
+  CHECK_MEM(rec, in, n);
+  static const uint8_t ext_422_10[] = { 0xfe, 0xfa, 0xfa, 0x00 };
+  CHECK_MEM(rec + n, ext_422_10, 4);
+  /* an SPS cut short cannot be read */
+  urtp_params_reset(&ps, URTP_CODEC_H264);
+  urtp_params_add(&ps, in + 8, 4);
+  urtp_params_add(&ps, AVCC_PPS, AVCC_PPS_LEN);
+  CHECK_EQ(urtp_params_record(&ps, 4, false, rec, sizeof(rec)), -EINVAL);
+  urtp_params_free(&ps);
+
+  urtp_params_init(&ps, URTP_CODEC_H265);
+  REQUIRE(urtp_params_set_record(&ps, hvcc, sizeof(hvcc), NULL) == 0);
+  CHECK_EQ(urtp_params_record(&ps, 4, true, rec, sizeof(rec)), (int)sizeof(hvcc));
+  CHECK_MEM(rec, hvcc, sizeof(hvcc));
+  /* out of band (hvc1): each array complete */
+  CHECK_EQ(urtp_params_record(&ps, 4, false, rec, sizeof(rec)), (int)sizeof(hvcc));
+  CHECK_EQ(rec[23], 0xa0);
+  CHECK_EQ(rec[52], 0xa1);
+  CHECK_EQ(rec[106], 0xa2);
+  n = unhex(hvcc_main10, in);
+  REQUIRE(urtp_params_set_record(&ps, in, n, NULL) == 0);
+  CHECK_EQ(urtp_params_record(&ps, 4, true, rec, sizeof(rec)), (int)n);
+  CHECK_MEM(rec, in, n);
+  /* without its VPS a decoder cannot start */
+  urtp_params_reset(&ps, URTP_CODEC_H265);
+  urtp_params_add(&ps, HVCC_SPS, HVCC_SPS_LEN);
+  urtp_params_add(&ps, HVCC_PPS, HVCC_PPS_LEN);
+  CHECK_EQ(urtp_params_record(&ps, 4, true, rec, sizeof(rec)), -EAGAIN);
+  urtp_params_reset(&ps, URTP_CODEC_H266);
+  CHECK_EQ(urtp_params_record(&ps, 4, true, rec, sizeof(rec)), -ENOTSUP);
   urtp_params_free(&ps);
 }
 
@@ -439,6 +521,7 @@ int main(void)
   TAP_RUN(test_kinds);
   TAP_RUN(test_avcc_known_answer);
   TAP_RUN(test_hvcc_known_answer);
+  TAP_RUN(test_record_known_answer);
   TAP_RUN(test_malformed_records);
   TAP_RUN(test_au_tracking);
   TAP_RUN(test_sprop_encode);
