@@ -218,12 +218,13 @@ enum
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
-    GST_STATIC_CAPS ("video/x-h264, stream-format = (string) byte-stream, "
-        "alignment = (string) au; "
-        "video/x-h265, stream-format = (string) byte-stream, "
-        "alignment = (string) au; "
+    GST_STATIC_CAPS ("video/x-h264, "
+        "stream-format = (string) { byte-stream, avc, avc3 }, "
+        "alignment = (string) { au, nal }; "
+        "video/x-h265, stream-format = (string) { byte-stream, hvc1, hev1 }, "
+        "alignment = (string) { au, nal }; "
         "video/x-h266, stream-format = (string) byte-stream, "
-        "alignment = (string) au; "
+        "alignment = (string) { au, nal }; "
         "audio/x-opus, channel-mapping-family = (int) [ 0, 1 ]"));
 
 static void gst_uvgrtp_src_uri_handler_init (gpointer iface, gpointer data);
@@ -1369,6 +1370,7 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   self->caps_changed = FALSE;
   self->last_packet_us = 0;
   gst_uvgrtp_src_loss_reset (self);
+  gst_uvgrtp_src_out_reset (self);
   self->warned_drops = 0;
   self->last_drop_warning = 0;
   self->draining = FALSE;
@@ -1516,6 +1518,7 @@ gst_uvgrtp_src_stop (GstBaseSrc * bsrc)
   GST_OBJECT_LOCK (self);
   gst_uvgrtp_src_session_clear (&self->session);
   GST_OBJECT_UNLOCK (self);
+  gst_uvgrtp_src_out_reset (self);
   return TRUE;
 }
 
@@ -1611,15 +1614,7 @@ gst_uvgrtp_src_negotiate (GstBaseSrc * bsrc)
   GST_OBJECT_UNLOCK (self);
   if (!caps)
     return FALSE;
-
-  if (!gst_pad_peer_query_accept_caps (GST_BASE_SRC_PAD (bsrc), caps)) {
-    GST_WARNING_OBJECT (self, "downstream does not accept %" GST_PTR_FORMAT,
-        caps);
-    gst_caps_unref (caps);
-    return FALSE;
-  }
-  GST_DEBUG_OBJECT (self, "output caps %" GST_PTR_FORMAT, caps);
-  ok = gst_base_src_set_caps (bsrc, caps);
+  ok = gst_uvgrtp_src_out_negotiate (self, caps);
   gst_caps_unref (caps);
   return ok;
 }
@@ -1791,7 +1786,9 @@ make_buffer (GstUvgRtpSrc * self, const urtp_recvstream_frame_t * f)
 
   buf = gst_buffer_new_wrapped_full (0, f->au.data, f->au.len, 0, f->au.len,
       f->au.data, urtp_depay_release);
-  if ((f->flags & URTP_FRAME_PARAMS) && self->session.params)
+  /* the length-prefixed forms carry the sets in codec_data */
+  if ((f->flags & URTP_FRAME_PARAMS) && self->session.params
+      && self->out.kind == URTP_NALFORM_BYTE_STREAM)
     gst_buffer_prepend_memory (buf, gst_memory_ref (self->session.params));
   if (!opus && !(f->flags & URTP_AU_KEYFRAME))
     GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT);
@@ -1933,8 +1930,11 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     if (urtp_recvstream_pop (self->stream, &f)) {
       if (gst_uvgrtp_src_loss_drop_late (self, &f))
         continue;
+      if (!gst_uvgrtp_src_out_convert (self, &f))
+        continue;
       *outbuf = make_buffer (self, &f);
       gst_uvgrtp_src_loss_before (self, &f, *outbuf);
+      *outbuf = gst_uvgrtp_src_out_finish (self, *outbuf);
       return GST_FLOW_OK;
     }
     post_events (self);

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "urtp/codec.h"
+#include "urtp/nalform.h"
 #include "urtp/net.h"
 #include "urtp/recvstream.h"
 #include "urtp/rtcpio.h"
@@ -52,6 +53,18 @@ typedef struct
   gint64 last_drop_msg;         /* monotonic us; 0: none yet */
   guint64 dropped_on_latency, lost_events;  /* object lock */
 } GstUvgRtpSrcLoss;
+
+/* The output form downstream chose (gstuvgrtpsrcout.c), streaming thread. */
+typedef struct
+{
+  urtp_nalform_kind_t kind;     /* byte-stream, or length-prefixed */
+  gboolean nal_aligned;         /* alignment=nal */
+  gboolean form_init;
+  urtp_nalform_t form;          /* conversion and the parameter sets */
+  gboolean caps_due;            /* caps with codec_data before the next buffer */
+  gboolean waiting;             /* dropping until the sets are known */
+  GstCaps *caps;                /* negotiated, without codec_data */
+} GstUvgRtpSrcOut;
 
 struct _GstUvgRtpSrc
 {
@@ -119,6 +132,7 @@ struct _GstUvgRtpSrc
   gint64 last_drop_warning;
   gboolean draining;
   GstUvgRtpSrcLoss loss;        /* gstuvgrtpsrcloss.c */
+  GstUvgRtpSrcOut out;          /* gstuvgrtpsrcout.c */
   GSocketAddress *sender_addr;  /* the followed source's, for the meta */
   struct sockaddr_storage sender_native;
 
@@ -164,7 +178,19 @@ void gst_uvgrtp_src_loss_before (GstUvgRtpSrc * self,
 void gst_uvgrtp_src_loss_check_late (GstUvgRtpSrc * self,
     const urtp_recvstream_stats_t * st);
 
-/* The output caps for s. */
+/* gstuvgrtpsrcout.c, streaming thread (reset also in start and stop).
+ * Negotiate picks downstream's first choice of ours and sets the caps,
+ * or leaves them for the first access unit whose parameter sets complete
+ * codec_data. Convert brings f into that form; FALSE: f was released
+ * and nothing goes out. Finish gives buf back, or NULL when it went as a
+ * buffer list of NAL units (submitted to the base class). */
+void gst_uvgrtp_src_out_reset (GstUvgRtpSrc * self);
+gboolean gst_uvgrtp_src_out_negotiate (GstUvgRtpSrc * self, GstCaps * ours);
+gboolean gst_uvgrtp_src_out_convert (GstUvgRtpSrc * self,
+    urtp_recvstream_frame_t * f);
+GstBuffer *gst_uvgrtp_src_out_finish (GstUvgRtpSrc * self, GstBuffer * buf);
+
+/* The output caps for s: each form it can take. */
 GstCaps *gst_uvgrtp_src_session_caps (const GstUvgRtpSrcSession * s);
 void gst_uvgrtp_src_session_clear (GstUvgRtpSrcSession * s);
 

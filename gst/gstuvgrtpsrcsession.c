@@ -204,7 +204,6 @@ gst_uvgrtp_src_post_config_error (GstUvgRtpSrc * self, gchar * msg, gint code)
 GstCaps *
 gst_uvgrtp_src_session_caps (const GstUvgRtpSrcSession * s)
 {
-  const gchar *media;
   GstCaps *caps;
 
   switch (s->codec) {
@@ -235,16 +234,17 @@ gst_uvgrtp_src_session_caps (const GstUvgRtpSrcSession * s)
         gst_caps_set_simple (caps, "channels", G_TYPE_INT, s->channels, NULL);
       return caps;
     case URTP_CODEC_H264:
-      media = "video/x-h264";
-      break;
+      return gst_caps_from_string ("video/x-h264, "
+          "stream-format = (string) { byte-stream, avc, avc3 }, "
+          "alignment = (string) { au, nal }");
     case URTP_CODEC_H265:
-      media = "video/x-h265";
-      break;
+      return gst_caps_from_string ("video/x-h265, "
+          "stream-format = (string) { byte-stream, hvc1, hev1 }, "
+          "alignment = (string) { au, nal }");
     case URTP_CODEC_H266:
     default:
-      media = "video/x-h266";
-      break;
+      return gst_caps_from_string ("video/x-h266, "
+          "stream-format = (string) byte-stream, "
+          "alignment = (string) { au, nal }");
   }
-  return gst_caps_new_simple (media, "stream-format", G_TYPE_STRING,
-      "byte-stream", "alignment", G_TYPE_STRING, "au", NULL);
 }
