@@ -16,10 +16,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-/* A video frame's burst at the receiver: 32 MiB hold the bursts of a few
- * hundred Mbit/s (a 4K intra picture is 1-3 MB at once); the system's
- * default, about 208 KB, does not. A sender's default is the system's. */
-#define RECEIVER_BUFFER_SIZE (32 << 20)
 #define DEFAULT_RTCP_MIN_INTERVAL (5 * GST_SECOND)
 
 void
@@ -31,21 +27,24 @@ gst_uvgrtp_props_install (GObjectClass * klass, guint first,
   /**
    * GstUvgRtp:buffer-size:
    *
-   * Kernel socket buffer in bytes, 0 for the system's default: the send
-   * buffer of uvgrtpsink (default 0; as root it may exceed
-   * net.core.wmem_max), the receive buffer of uvgrtpsrc (default 32 MiB,
-   * which holds the bursts of high-rate video: a 4K intra picture is 1-3 MB
-   * at once; set past net.core.rmem_max where the process may, as root or
-   * with CAP_NET_ADMIN). The size the kernel granted is in the stats
-   * (buffer-size); uvgrtpsrc warns when it got less than asked, and when
-   * the kernel dropped datagrams for a full buffer (kernel-drops).
+   * Kernel socket buffer in bytes: the send buffer of uvgrtpsink (0: the
+   * system's default; as root it may exceed net.core.wmem_max), the receive
+   * buffer of uvgrtpsrc. uvgrtpsrc's 0 (the default) sizes it by the
+   * stream: 2 MiB asked to start with, doubled up to 32 MiB whenever the
+   * kernel's queue passes half of it or the kernel drops datagrams, past
+   * net.core.rmem_max where the process may (root, CAP_NET_ADMIN), so that
+   * a quiet stream holds little and the bursts of 4K video (an intra
+   * picture is 1-3 MB at once) still fit. Any other value is asked for as
+   * is. The size the kernel granted is in the stats (buffer-size; the
+   * kernel reports twice what is asked); uvgrtpsrc warns when it got less
+   * than asked, and when the kernel dropped datagrams for a full buffer
+   * (kernel-drops) that can grow no further.
    */
   g_object_class_install_property (klass, first + GST_UVGRTP_PROP_BUFFER_SIZE,
       g_param_spec_int ("buffer-size", "Buffer size",
-          "Kernel socket buffer in bytes, 0 = system default (uvgrtpsink: "
-          "send buffer, default 0; uvgrtpsrc: receive buffer, default 32 MiB);"
-          " stats report the size granted", 0, G_MAXINT,
-          role == GST_UVGRTP_ROLE_RECEIVER ? RECEIVER_BUFFER_SIZE : 0, rw));
+          "Kernel socket buffer in bytes (uvgrtpsink: send buffer, 0 = system "
+          "default; uvgrtpsrc: receive buffer, 0 = sized by the stream, 2 to "
+          "32 MiB); stats report the size granted", 0, G_MAXINT, 0, rw));
   /**
    * GstUvgRtp:multicast-iface:
    *
@@ -277,7 +276,7 @@ void
 gst_uvgrtp_settings_init (GstUvgRtpCommonSettings * s, GstUvgRtpRole role)
 {
   memset (s, 0, sizeof *s);
-  s->buffer_size = role == GST_UVGRTP_ROLE_RECEIVER ? RECEIVER_BUFFER_SIZE : 0;
+  s->buffer_size = 0;
   s->close_socket = TRUE;
   s->rtcp = TRUE;
   s->rtcp_min_interval = DEFAULT_RTCP_MIN_INTERVAL;

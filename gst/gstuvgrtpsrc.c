@@ -44,11 +44,12 @@
  * plays again (counted as flushed): a live source outputs nothing for the
  * time it was paused.
  *
- * The kernel receive buffer is made large by default
- * (#GstUvgRtpSrc:buffer-size), so that the bursts of high-rate video fit;
- * datagrams the kernel still drops for a full buffer are counted in
- * #GstUvgRtpSrc:stats (kernel-drops) and reported by a warning on the bus
- * that names the property and the sysctl to raise.
+ * The kernel receive buffer and the datagrams read per call grow with the
+ * stream by default (#GstUvgRtpSrc:buffer-size 0): a quiet stream holds
+ * little memory, and the bursts of high-rate video still fit. Datagrams the
+ * kernel drops for a full buffer are counted in #GstUvgRtpSrc:stats
+ * (kernel-drops) and, once the buffer can grow no further, reported by a
+ * warning on the bus that names the property and the sysctl to raise.
  *
  * With #GstUvgRtpSrc:srtp-key set, the element receives SRTP (RFC 3711,
  * AES-GCM as in RFC 7714) such as srtpenc or uvgrtpsink send: each datagram is
@@ -1352,6 +1353,16 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   ret = urtp_rx_init (&self->rx, RX_BATCH, RX_SLOT);
   if (ret < 0)
     goto no_memory;
+  /* buffer-size 0: receive memory that grows with the stream's needs
+   * (net.h); a socket the application made keeps what it set */
+  self->rx_auto_on = buffer_size == 0 && !self->given_socket;
+  if (self->rx_auto_on) {
+    GST_OBJECT_LOCK (self);
+    urtp_rx_auto_start (&self->rx_auto, &self->sock, &self->rx);
+    GST_OBJECT_UNLOCK (self);
+    GST_INFO_OBJECT (self, "receive buffer %d bytes to start with, growing "
+        "with the stream", self->sock.rcvbuf);
+  }
 
   GST_OBJECT_LOCK (self);
   gst_uvgrtp_src_session_clear (&self->session);
@@ -1858,7 +1869,9 @@ post_events (GstUvgRtpSrc * self)
 
   urtp_recvstream_stats (self->stream, &st);
   gst_uvgrtp_src_loss_check_late (self, &st);
-  if (st.kernel_drops > self->warned_drops) {
+  /* while the receive memory is still growing, its drops are its cue */
+  if (st.kernel_drops > self->warned_drops && (!self->rx_auto_on ||
+          urtp_rx_auto_at_max (&self->rx_auto, &self->rx))) {
     gint64 now = g_get_monotonic_time ();
 
     if (self->last_drop_warning == 0 ||
@@ -1874,6 +1887,21 @@ post_events (GstUvgRtpSrc * self)
       self->last_drop_warning = now;
     }
   }
+}
+
+/* The stream needs more than it has: the kernel buffer (read by the
+ * stats under the object lock) and the batch grow. */
+static void
+grow_receive_memory (GstUvgRtpSrc * self)
+{
+  gboolean grew;
+
+  GST_OBJECT_LOCK (self);
+  grew = urtp_rx_auto_update (&self->rx_auto, &self->sock, &self->rx);
+  GST_OBJECT_UNLOCK (self);
+  if (grew)
+    GST_INFO_OBJECT (self, "receive memory grown: buffer %d bytes, %u "
+        "datagrams a call", self->sock.rcvbuf, (guint) self->rx.batch);
 }
 
 /* After a pause: what queued in the socket meanwhile is stale for a live
@@ -1985,6 +2013,9 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       goto receive_failed;
     if (n > 0)
       self->last_packet_us = g_get_monotonic_time ();
+    if (self->rx_auto_on && (self->rx.full ||
+            self->rx.kernel_drops != self->rx_auto.drops_seen))
+      grow_receive_memory (self);
     if (sr)
       post_sender_report (self);
 

@@ -116,6 +116,8 @@ struct _GstUvgRtpSrc
   urtp_sock_t sock;
   GSocket *given_socket;        /* the application's socket in use, or NULL */
   urtp_rx_t rx;
+  gboolean rx_auto_on;          /* buffer-size 0: receive memory grows */
+  urtp_rx_auto_t rx_auto;
   urtp_recvstream_t *stream;    /* stats: urtp_recvstream_stats(), any thread */
   urtp_rtcpio_t rtcpio;         /* RTCP's socket and schedule */
   gboolean rtcp_on;

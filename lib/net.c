@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/sock_diag.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <netdb.h>
@@ -946,7 +947,7 @@ int urtp_rx_init(urtp_rx_t *rx, size_t batch, size_t slot_size)
     return -EINVAL;
   if (batch > TX_CHUNK)
     batch = TX_CHUNK; /* recvmmsg caps vlen at UIO_MAXIOV too */
-  rx->batch = batch;
+  rx->batch = rx->cap = batch;
   rx->slot_size = slot_size;
   rx->dgrams_cap = batch * RX_SEGS_PER_SLOT;
   rx->mem = malloc(batch * slot_size);
@@ -978,6 +979,64 @@ void urtp_rx_destroy(urtp_rx_t *rx)
   free(rx->cmsgs);
   free(rx->dgrams);
   memset(rx, 0, sizeof(*rx));
+}
+
+void urtp_rx_set_batch(urtp_rx_t *rx, size_t n)
+{
+  rx->batch = n < 1 ? 1 : n > rx->cap ? rx->cap : n;
+}
+
+void urtp_rx_auto_start(urtp_rx_auto_t *a, urtp_sock_t *s, urtp_rx_t *rx)
+{
+  memset(a, 0, sizeof(*a));
+  a->asked = URTP_RX_AUTO_RCVBUF;
+  s->rcvbuf = set_buf(s->fd, SO_RCVBUFFORCE, SO_RCVBUF, a->asked);
+  a->rcvbuf_max = s->rcvbuf < a->asked; /* not even that: rmem_max */
+  urtp_rx_set_batch(rx, URTP_RX_AUTO_BATCH);
+  a->drops_seen = rx->kernel_drops;
+}
+
+/* Bytes the kernel holds for the socket now, or -1. */
+static int rx_queued(const urtp_sock_t *s)
+{
+  uint32_t mi[SK_MEMINFO_VARS];
+  socklen_t l = sizeof(mi);
+  if (getsockopt(s->fd, SOL_SOCKET, SO_MEMINFO, mi, &l) < 0 ||
+      l <= SK_MEMINFO_RMEM_ALLOC * sizeof(uint32_t))
+    return -1;
+  return (int)mi[SK_MEMINFO_RMEM_ALLOC];
+}
+
+bool urtp_rx_auto_update(urtp_rx_auto_t *a, urtp_sock_t *s, urtp_rx_t *rx)
+{
+  bool drops = rx->kernel_drops != a->drops_seen;
+  a->drops_seen = rx->kernel_drops;
+  if (!drops && !rx->full)
+    return false;
+  if (!drops) {
+    int q = rx_queued(s);
+    if (q < 0 || q <= s->rcvbuf / 2)
+      return false;
+  }
+  bool grew = false;
+  if (rx->batch < rx->cap) {
+    urtp_rx_set_batch(rx, rx->batch * 2);
+    grew = true;
+  }
+  if (!a->rcvbuf_max) {
+    int before = s->rcvbuf;
+    a->asked = a->asked >= URTP_RX_AUTO_RCVBUF_MAX / 2 ? URTP_RX_AUTO_RCVBUF_MAX : a->asked * 2;
+    s->rcvbuf = set_buf(s->fd, SO_RCVBUFFORCE, SO_RCVBUF, a->asked);
+    a->rcvbuf_max = a->asked >= URTP_RX_AUTO_RCVBUF_MAX || s->rcvbuf <= before;
+    grew |= s->rcvbuf > before;
+  }
+  a->grows += grew;
+  return grew;
+}
+
+bool urtp_rx_auto_at_max(const urtp_rx_auto_t *a, const urtp_rx_t *rx)
+{
+  return a->rcvbuf_max && rx->batch >= rx->cap;
 }
 
 static void rx_arm(urtp_rx_t *rx, size_t i)

@@ -172,7 +172,8 @@ typedef struct urtp_dgram {
 typedef struct urtp_rx_pending urtp_rx_pending_t;
 
 typedef struct urtp_rx {
-  size_t batch;               /* messages per recvmmsg */
+  size_t batch;               /* messages per recvmmsg (at most cap) */
+  size_t cap;                 /* messages there is room for */
   size_t slot_size;           /* bytes per message buffer */
   uint8_t *mem;
   struct mmsghdr *msgs;
@@ -204,6 +205,47 @@ typedef struct urtp_rx {
  * a zero size, or -ENOMEM. */
 int urtp_rx_init(urtp_rx_t *rx, size_t batch, size_t slot_size);
 void urtp_rx_destroy(urtp_rx_t *rx);
+
+/* Messages taken per receive from now on: n, within 1 .. the batch given
+ * to urtp_rx_init(). Slots beyond it are never written, so their pages
+ * take no memory until a larger batch uses them. */
+void urtp_rx_set_batch(urtp_rx_t *rx, size_t n);
+
+/* --- receive memory that follows the stream ------------------------------
+ * For a receiver that was not told its buffer size: both the kernel's
+ * receive buffer and the datagrams taken per receive start small and grow
+ * when the stream needs more, so that a thousand quiet streams cost little
+ * and a 4K stream still loses nothing.
+ *  - The kernel buffer starts at URTP_RX_AUTO_RCVBUF bytes asked (the
+ *    kernel charges and reports twice what is asked, for its overhead),
+ *    past net.core.rmem_max where the process may (CAP_NET_ADMIN), and
+ *    doubles up to URTP_RX_AUTO_RCVBUF_MAX.
+ *  - The batch starts at URTP_RX_AUTO_BATCH messages and doubles up to
+ *    the rx's room.
+ *  - Both grow after a receive that filled its whole batch finds the
+ *    kernel's queue over half its buffer (SO_MEMINFO: the stream outruns
+ *    what is read at once), and after the kernel reported drops. Nothing
+ *    shrinks: a stream that needed it once may again. */
+#define URTP_RX_AUTO_RCVBUF (2 << 20)
+#define URTP_RX_AUTO_RCVBUF_MAX (32 << 20)
+#define URTP_RX_AUTO_BATCH 8
+
+typedef struct urtp_rx_auto {
+  int asked;                  /* bytes asked of the kernel last */
+  uint64_t drops_seen;        /* rx->kernel_drops at the last look */
+  unsigned grows;             /* how often it grew */
+  bool rcvbuf_max;            /* the kernel buffer can grow no further */
+} urtp_rx_auto_t;
+
+/* Sets the starting sizes on s and rx (before the first receive). */
+void urtp_rx_auto_start(urtp_rx_auto_t *a, urtp_sock_t *s, urtp_rx_t *rx);
+/* After a receive: grows what the stream needs. One system call, and only
+ * after a full batch or new drops. Returns whether anything grew
+ * (s->rcvbuf and rx->batch say to what). */
+bool urtp_rx_auto_update(urtp_rx_auto_t *a, urtp_sock_t *s, urtp_rx_t *rx);
+/* Whether nothing can grow any more: drops now are the system's limit
+ * (rmem_max without CAP_NET_ADMIN, the maximum, or the CPU). */
+bool urtp_rx_auto_at_max(const urtp_rx_auto_t *a, const urtp_rx_t *rx);
 
 /* Waits up to timeout_ms (-1: forever, 0: don't wait) for datagrams, then
  * takes as many as are queued, up to the batch. Returns how many datagrams

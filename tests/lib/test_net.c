@@ -666,6 +666,77 @@ static void kernel_drops_case(urtp_io_mode_t rxm)
   urtp_sock_close(&r);
 }
 
+/* Receive memory that follows the stream: a few datagrams leave the
+ * starting sizes alone; a burst that queues past half the kernel buffer
+ * grows the buffer and the batch at the first full batch; reported drops
+ * grow them up to the maxima, where nothing grows further. Every datagram
+ * of the burst is read (the batch slots that grew are used). */
+static void test_rx_auto(void)
+{
+  urtp_sock_t r, t;
+  REQUIRE(open_rx(&r, "127.0.0.1", URTP_IO_MMSG) == 0);
+  REQUIRE(open_tx(&t, "127.0.0.1", urtp_sock_local_port(&r), URTP_IO_MMSG) == 0);
+  urtp_rx_t rx;
+  urtp_rx_auto_t a;
+  REQUIRE(urtp_rx_init(&rx, 64, 65536) == 0);
+  urtp_rx_auto_start(&a, &r, &rx);
+  CHECK_EQ(rx.batch, URTP_RX_AUTO_BATCH);
+  int start = r.rcvbuf;
+  printf("# start: %d bytes, batch %zu%s\n", start, rx.batch,
+         a.rcvbuf_max ? " (rmem_max: no growth)" : "");
+  CHECK(start >= URTP_RX_AUTO_RCVBUF || a.rcvbuf_max);
+
+  urtp_batch_t b;
+  urtp_batch_init(&b);
+  for (uint32_t i = 0; i < 5; i++)
+    add_pkt(&b, i, 1000);
+  CHECK_EQ(urtp_sock_send(&t, &b), 5);
+  int n = urtp_sock_recv(&r, &rx, 1000);
+  CHECK_EQ(n, 5);
+  CHECK(!urtp_rx_auto_update(&a, &r, &rx));
+  CHECK_EQ(rx.batch, URTP_RX_AUTO_BATCH);
+  CHECK_EQ(r.rcvbuf, start);
+
+  /* a burst of about 1.5 times the buffer's half (kernel overhead
+   * included: each datagram is charged more than its bytes) */
+  urtp_batch_clear(&b);
+  uint32_t burst = (uint32_t)(start / 2 / 1200) + 64;
+  for (uint32_t i = 0; i < burst; i++)
+    add_pkt(&b, i, 1200);
+  CHECK_EQ(urtp_sock_send(&t, &b), (int)burst);
+  size_t got = 0;
+  bool grew_first = false;
+  for (int k = 0; (n = urtp_sock_recv(&r, &rx, 0)) > 0; k++) {
+    got += (size_t)n;
+    bool grew = urtp_rx_auto_update(&a, &r, &rx);
+    if (k == 0)
+      grew_first = grew;
+  }
+  printf("# burst of %u: %zu read (%llu dropped), now %d bytes, batch %zu, grew %u times\n",
+         burst, got, (unsigned long long)rx.kernel_drops, r.rcvbuf, rx.batch, a.grows);
+  CHECK_EQ(got + rx.kernel_drops, burst);
+  CHECK(grew_first);
+  CHECK(rx.batch > URTP_RX_AUTO_BATCH);
+  CHECK(r.rcvbuf > start || a.rcvbuf_max);
+
+  /* drops, as the kernel reports them, until nothing can grow */
+  for (int k = 0; k < 16 && !urtp_rx_auto_at_max(&a, &rx); k++) {
+    rx.kernel_drops++;
+    CHECK(urtp_rx_auto_update(&a, &r, &rx));
+  }
+  CHECK(urtp_rx_auto_at_max(&a, &rx));
+  CHECK_EQ(rx.batch, 64);
+  CHECK(r.rcvbuf <= 2 * URTP_RX_AUTO_RCVBUF_MAX);
+  if (!a.rcvbuf_max || r.rcvbuf >= 2 * URTP_RX_AUTO_RCVBUF_MAX)
+    CHECK_EQ(r.rcvbuf, 2 * URTP_RX_AUTO_RCVBUF_MAX);
+  rx.kernel_drops++;
+  CHECK(!urtp_rx_auto_update(&a, &r, &rx));
+  urtp_batch_free(&b);
+  urtp_rx_destroy(&rx);
+  urtp_sock_close(&t);
+  urtp_sock_close(&r);
+}
+
 static void test_kernel_drops_mmsg(void) { kernel_drops_case(URTP_IO_MMSG); }
 static void test_kernel_drops_plain(void) { kernel_drops_case(URTP_IO_PLAIN); }
 static void test_kernel_drops_gro(void) { kernel_drops_case(URTP_IO_GRO); }
@@ -1385,6 +1456,7 @@ int main(void)
   TAP_RUN(test_buffer_sizes);
   TAP_RUN(test_wake_and_timeout);
   TAP_RUN(test_full_batch_then_empty);
+  TAP_RUN(test_rx_auto);
   TAP_RUN(test_kernel_drops_mmsg);
   TAP_RUN(test_kernel_drops_plain);
   TAP_RUN(test_kernel_drops_gro);
