@@ -91,7 +91,6 @@ int main(int argc, char **argv)
   cfg.srtp_profile = srtp_profile;
   cfg.zrtp = zrtp;
   cfg.zrtp_cache = zrtp_cache;
-  cfg.rcvbuf = 32 << 20;
   urtp_receiver_t *r;
   int rc = urtp_receiver_open(&r, &cfg);
   if (rc < 0) {

@@ -19,13 +19,16 @@
 #include "urtp/rtcpio.h"
 #include "stream_util.h"
 
-/* Receive slots: 32 of 64 KiB (GRO hands over up to 64 KiB at once). */
+/* Receive slots: up to 32 of 64 KiB (GRO hands over up to 64 KiB at
+ * once); with rcvbuf 0, 8 to start with, more as the stream needs. */
 #define RX_BATCH 32
 #define RX_SLOT 65536
 
 struct urtp_receiver {
   urtp_sock_t sock;
   urtp_rx_t rx;
+  bool rx_auto_on;              /* rcvbuf 0: memory grows with the stream */
+  urtp_rx_auto_t rx_auto;
   urtp_recvstream_t *rs;
   urtp_rtcpio_t rtcp;
   bool rtcp_on;
@@ -45,7 +48,7 @@ void urtp_recv_config_init(urtp_recv_config_t *cfg, urtp_codec_t codec)
   cfg->latency_ns = URTP_RECVSTREAM_LATENCY;
   cfg->rtcp = true;
   cfg->rtx_pt = 97;
-  cfg->rcvbuf = 4 << 20;
+  cfg->rcvbuf = 0;
   cfg->fd = -1;
 }
 
@@ -87,6 +90,10 @@ int urtp_receiver_open(urtp_receiver_t **out, const urtp_recv_config_t *cfg)
     goto fail;
   if ((r = urtp_rx_init(&rv->rx, RX_BATCH, RX_SLOT)) < 0)
     goto fail;
+  /* a socket the caller made keeps the buffer it set */
+  rv->rx_auto_on = cfg->rcvbuf == 0 && cfg->fd < 0;
+  if (rv->rx_auto_on)
+    urtp_rx_auto_start(&rv->rx_auto, &rv->sock, &rv->rx);
 
   urtp_recvstream_config_t rc = {
     .codec = cfg->codec,
@@ -213,6 +220,8 @@ int urtp_receiver_pull(urtp_receiver_t *r, urtp_frame_t *f, int timeout_ms)
     int n = urtp_recvstream_run(r->rs, &io, left, NULL);
     if (n < 0 && n != -EINTR)
       return n;
+    if (r->rx_auto_on && n > 0)
+      urtp_rx_auto_update(&r->rx_auto, &r->sock, &r->rx);
     now = urtp_stream_mono_ns();
   }
 }

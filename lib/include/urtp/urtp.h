@@ -264,8 +264,10 @@ typedef struct urtp_recv_config {
    * out with the first access unit; NULL (default): only those in band. */
   const uint8_t *params;
   size_t params_len;
-  int rcvbuf;                   /* socket receive buffer, bytes; default
-                                 * 4 MiB (the system's limit applies) */
+  int rcvbuf;                   /* socket receive buffer, bytes (the
+                                 * system's limit applies); 0 (default):
+                                 * sized by the stream, 2 to 32 MiB asked,
+                                 * as uvgrtpsrc's buffer-size 0 */
   /* A UDP socket the caller made and bound, to receive on instead of one
    * of ours (port unused: urtp_receiver_port says the socket's; a group
    * in bind_addr is joined): as the sender's fd. Default -1. */
