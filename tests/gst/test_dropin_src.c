@@ -20,8 +20,12 @@
  *  4. udpsrc's surface: the URI handler, a group joined source-specifically
  *     on multicast-iface (a stranger's packets never arrive), the sender's
  *     address as GstNetAddressMeta, skip-first-bytes, bad input named.
+ *  5. IPv6 multicast in a network namespace of its own: a group joined on
+ *     a veth, any source, one source only, all but one (MLDv2).
  */
 #include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <net/if.h>
 #include <string.h>
 
@@ -613,6 +617,95 @@ GST_START_TEST (test_udpsrc_surface)
 
 GST_END_TEST;
 
+/* n packets from a socket bound to `from` (IPv6) to group:port out of
+ * interface ifname. */
+static void
+send_packets6 (const gchar * from, const gchar * group, const gchar * ifname,
+    gint port, guint32 ssrc, guint16 * seq, guint n)
+{
+  struct sockaddr_in6 a = {.sin6_family = AF_INET6 }, dst = {
+  .sin6_family = AF_INET6,.sin6_port = htons ((guint16) port)};
+  int fd = socket (AF_INET6, SOCK_DGRAM, 0);
+  int ifindex = (int) if_nametoindex (ifname);
+  guint8 rtp[12 + 40];
+
+  fail_unless (fd >= 0 && ifindex > 0);
+  fail_unless (inet_pton (AF_INET6, from, &a.sin6_addr) == 1);
+  fail_unless (inet_pton (AF_INET6, group, &dst.sin6_addr) == 1);
+  fail_unless (bind (fd, (struct sockaddr *) &a, sizeof a) == 0);
+  fail_unless (setsockopt (fd, IPPROTO_IPV6, IPV6_MULTICAST_IF, &ifindex,
+          sizeof ifindex) == 0);
+  memset (rtp, 0x5a, sizeof rtp);
+  for (guint i = 0; i < n; i++, (*seq)++) {
+    rtp[0] = 0x80;
+    rtp[1] = PT;
+    GST_WRITE_UINT16_BE (rtp + 2, *seq);
+    GST_WRITE_UINT32_BE (rtp + 4, (guint32) * seq * 960);
+    GST_WRITE_UINT32_BE (rtp + 8, ssrc);
+    fail_unless (sendto (fd, rtp, sizeof rtp, 0, (struct sockaddr *) &dst,
+            sizeof dst) == (gssize) sizeof rtp);
+  }
+  close (fd);
+}
+
+/* IPv6 multicast in a network namespace of its own (check's fork mode:
+ * the child has it): a veth pair, fd00::1 and fd00::2 on v0, the group
+ * ff15::1:7 joined on v0 without a filter, including fd00::1 only (MLDv2
+ * INCLUDE), and excluding it. Each receiver gets exactly the packets of
+ * the sources it allows; the others never reach its socket (`packets`);
+ * the sender's address rides on the buffers. */
+GST_START_TEST (test_ipv6_multicast)
+{
+  static const struct
+  {
+    const gchar *sources;
+    guint from1, from2;
+  } cases[] = {
+    {"", 5, 5},
+    {"multicast-source=+fd00::1", 5, 0},
+    {"multicast-source=-fd00::1", 0, 5},
+  };
+  const gchar *grp = "ff15::1:7";
+
+  if (g_strcmp0 (g_getenv ("CK_FORK"), "no") == 0) {
+    GST_INFO ("needs check's fork mode for its network namespace: skipped");
+    return;
+  }
+  if (unshare (CLONE_NEWNET) < 0
+      || system ("ip link set lo up && ip link add v0 type veth peer name v1 "
+          "&& ip link set v0 up && ip link set v1 up "
+          "&& ip -6 addr add fd00::1/64 dev v0 nodad "
+          "&& ip -6 addr add fd00::2/64 dev v0 nodad >/dev/null 2>&1") != 0) {
+    GST_INFO ("no network namespace with veth here: skipped");
+    return;
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    gint port = 7000 + 2 * (gint) i;
+    GstElement *rx = launchf ("uvgrtpsrc name=src address=%s port=%d "
+        "multicast-iface=v0 %s encoding-name=OPUS rtcp=false ! "
+        "appsink name=out sync=false", grp, port, cases[i].sources);
+    guint16 seq1 = 100, seq2 = 500, from_port = 0;
+    GstStructure *st;
+    gchar *host;
+
+    play (rx);
+    send_packets6 ("fd00::2", grp, "v0", port, 0x22, &seq2, 5);
+    send_packets6 ("fd00::1", grp, "v0", port, 0x11, &seq1, 5);
+    /* the source followed is the first heard from */
+    host = pull_sender (rx, &from_port);
+    fail_unless_equals_string (host, cases[i].from2 ? "fd00::2" : "fd00::1");
+    g_free (host);
+    pull_count (rx, 10);
+    st = stats_of (rx, "src");
+    fail_unless_equals_uint64 (u64 (st, "packets") + u64 (st, "foreign"),
+        cases[i].from1 + cases[i].from2);
+    gst_structure_free (st);
+    stop (rx);
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 dropin_src_suite (void)
 {
@@ -627,6 +720,7 @@ dropin_src_suite (void)
   tcase_add_test (tc, test_opus_loss_without_do_lost);
   tcase_add_test (tc, test_latency_and_drops);
   tcase_add_test (tc, test_udpsrc_surface);
+  tcase_add_test (tc, test_ipv6_multicast);
   return s;
 }
 
