@@ -67,7 +67,10 @@ static void run(relay_config_t cfg, relay_t *r, uint16_t sink_port)
     if (i % 500 == 499)
       usleep(2000);             /* the relay's input buffer keeps up */
   }
-  usleep(50000);
+  /* the relay's thread may run late on a loaded machine: wait for it to
+   * have read them all (5 s at most), not a fixed time */
+  for (int k = 0; k < 5000 && __atomic_load_n(&r->ntrace, __ATOMIC_RELAXED) < N; k++)
+    usleep(1000);
   relay_stop(r);
   close(fd);
 }
