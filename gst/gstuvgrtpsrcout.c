@@ -15,9 +15,11 @@
  *   buffer per NAL unit sharing the access unit's memory, the last one
  *   flagged MARKER, as the depayloaders flag the end of an access unit).
  *
- * The first choice downstream offers wins, as with the depayloaders: a
- * decoder that lists avc first gets avc; fakesink, a parser or a
- * muxer-less pipeline gets byte-stream and access units, the fast path.
+ * byte-stream and au whenever downstream takes them: the form lib/
+ * assembles, nothing to convert, and the parameter sets stay in band for a
+ * decoder that starts late. Otherwise downstream's first choice (the
+ * depayloaders follow downstream's first choice always: a decoder listing
+ * avc first gets avc from them, byte-stream from here; both decode).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -103,12 +105,28 @@ gst_uvgrtp_src_out_negotiate (GstUvgRtpSrc * self, GstCaps * ours)
     gst_clear_caps (&peer);
     return FALSE;
   }
-  /* downstream's first choice; fixating takes the first of each list */
-  if (gst_caps_is_any (peer)) {
-    gst_caps_unref (peer);
-    peer = gst_caps_ref (ours);
+  /* The form downstream takes (byte-stream and au if among them, else
+   * its first), onto our own caps: only the form is taken, so that fields
+   * downstream wants and only a parser knows (a muxer's width and height)
+   * are not made up here. */
+  caps = gst_caps_copy (ours);
+  s = gst_caps_get_structure (caps, 0);
+  if (!gst_caps_is_any (peer) && gst_structure_has_field (s, "alignment")) {
+    GstStructure *first = gst_structure_copy (gst_caps_get_structure (peer,
+            0));
+
+    gst_structure_fixate_field_string (first, "stream-format", "byte-stream");
+    gst_structure_fixate_field_string (first, "alignment", "au");
+    if (gst_structure_get_string (first, "stream-format"))
+      gst_structure_set (s, "stream-format", G_TYPE_STRING,
+          gst_structure_get_string (first, "stream-format"), NULL);
+    if (gst_structure_get_string (first, "alignment"))
+      gst_structure_set (s, "alignment", G_TYPE_STRING,
+          gst_structure_get_string (first, "alignment"), NULL);
+    gst_structure_free (first);
   }
-  caps = gst_caps_fixate (peer);
+  gst_caps_unref (peer);
+  caps = gst_caps_fixate (caps);
   s = gst_caps_get_structure (caps, 0);
   kind = kind_of (gst_structure_get_string (s, "stream-format"));
   o->nal_aligned = g_strcmp0 (gst_structure_get_string (s, "alignment"),
