@@ -214,6 +214,22 @@ GST_START_TEST (test_avc_codec_data_follows)
 
 GST_END_TEST;
 
+/* Byte by byte: the NAL units of a buffer list start anywhere. */
+static guint32
+get_be32 (const guint8 * p)
+{
+  return (guint32) p[0] << 24 | (guint32) p[1] << 16 | (guint32) p[2] << 8 | p[3];
+}
+
+static void
+put_be32 (guint8 * p, guint32 v)
+{
+  p[0] = (guint8) (v >> 24);
+  p[1] = (guint8) (v >> 16);
+  p[2] = (guint8) (v >> 8);
+  p[3] = (guint8) v;
+}
+
 /* The NAL units of an Annex-B access unit, each after a 4-byte length. */
 static GByteArray *
 length_prefixed (GstBuffer * au)
@@ -235,7 +251,7 @@ length_prefixed (GstBuffer * au)
 
         while (end > start && m.data[end - 1] == 0)
           end--;
-        GST_WRITE_UINT32_BE (len, (guint32) (end - start));
+        put_be32 (len, (guint32) (end - start));
         g_byte_array_append (out, len, 4);
         g_byte_array_append (out, m.data + start, (guint) (end - start));
       }
@@ -275,9 +291,9 @@ GST_START_TEST (test_avc3_nal_aligned)
     GstMapInfo m;
 
     fail_unless (gst_buffer_map (b, &m, GST_MAP_READ));
-    fail_unless (m.size > 4 && GST_READ_UINT32_BE (m.data) == m.size - 4,
-        "NAL unit %u: length %u in %u bytes", nals,
-        (guint) GST_READ_UINT32_BE (m.data), (guint) m.size);
+    fail_unless (m.size > 4 && get_be32 (m.data) == m.size - 4,
+        "NAL unit %u: length %u in %u bytes", nals, get_be32 (m.data),
+        (guint) m.size);
     g_byte_array_append (au, m.data, (guint) m.size);
     gst_buffer_unmap (b, &m);
     nals++;
