@@ -32,11 +32,6 @@
 GST_DEBUG_CATEGORY_EXTERN (gst_uvgrtp_src_debug);
 #define GST_CAT_DEFAULT gst_uvgrtp_src_debug
 
-/* Longest codec_data: 16 sets of each kind, each as large as the store
- * lets them grow, is more than any stream has; a record that does not fit
- * this is refused (and the stream waits). */
-#define MAX_RECORD (64 * 1024)
-
 void
 gst_uvgrtp_src_out_reset (GstUvgRtpSrc * self)
 {
@@ -70,13 +65,16 @@ caps_with_record (GstUvgRtpSrc * self)
 {
   GstUvgRtpSrcOut *o = &self->out;
   GstCaps *cur = gst_pad_get_current_caps (GST_BASE_SRC_PAD (self)), *caps;
-  guint8 *rec = g_malloc (MAX_RECORD);
-  gint n = urtp_nalform_record (&o->form, rec, MAX_RECORD);
+  /* measured first (a room of 0 writes nothing), then written */
+  gint n = urtp_nalform_record (&o->form, NULL, 0);
+  guint8 *rec = n > 0 ? g_malloc ((gsize) n) : NULL;
   GstBuffer *cd;
 
-  if (n <= 0 || n > MAX_RECORD) {
+  if (n > 0)
+    n = urtp_nalform_record (&o->form, rec, (size_t) n);
+  if (n <= 0) {
     GST_WARNING_OBJECT (self, "no codec_data of these parameter sets: %s",
-        n > MAX_RECORD ? "too large" : g_strerror (-n));
+        g_strerror (-n));
     g_free (rec);
     gst_clear_caps (&cur);
     return NULL;

@@ -139,7 +139,7 @@ int urtp_params_set_record(urtp_params_t *ps, const uint8_t *rec, size_t len,
  * unit length fields are nal_length_size bytes (1, 2 or 4); with
  * ps_in_band the stream carries parameter sets too (hev1: hvcC's
  * array_completeness 0; avcC has no such flag). Returns the record's length,
- * written only if it is at most cap; -EAGAIN if a kind a decoder needs is
+ * written only if it is at most cap (out may be NULL with cap 0: measure); -EAGAIN if a kind a decoder needs is
  * missing; -EINVAL if the first SPS cannot be read or a set is longer than
  * 65535 bytes; -ENOTSUP for H.266 and Opus. */
 int urtp_params_record(const urtp_params_t *ps, unsigned nal_length_size, bool ps_in_band,

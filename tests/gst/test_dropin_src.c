@@ -47,6 +47,29 @@ opus_receiver (gint port)
       "encoding-name=OPUS ! appsink name=out sync=false", port);
 }
 
+/* Sends n RTP packets of ssrc (40 bytes of payload each), numbered on from
+ * *seq, each after `prefix` bytes of another protocol, from fd to dst;
+ * closes fd. */
+static void
+send_numbered (int fd, const struct sockaddr *dst, socklen_t dst_len,
+    guint prefix, guint32 ssrc, guint16 * seq, guint n)
+{
+  guint8 pkt[8 + 12 + 40], *rtp = pkt + prefix;
+  gsize len = prefix + 12 + 40;
+
+  fail_unless (prefix <= 8);
+  memset (pkt, 0x5a, sizeof pkt);
+  for (guint i = 0; i < n; i++, (*seq)++) {
+    rtp[0] = 0x80;
+    rtp[1] = PT;
+    GST_WRITE_UINT16_BE (rtp + 2, *seq);
+    GST_WRITE_UINT32_BE (rtp + 4, (guint32) * seq * 960);
+    GST_WRITE_UINT32_BE (rtp + 8, ssrc);
+    fail_unless (sendto (fd, pkt, len, 0, dst, dst_len) == (gssize) len);
+  }
+  close (fd);
+}
+
 /* Sends `n` RTP packets of one source, each after `prefix` bytes of
  * another protocol, from a new socket (a new source port) bound to `from`
  * (NULL: any) to to:port (a group: out through lo), numbered on from
@@ -59,10 +82,8 @@ send_packets (const gchar * from, const gchar * to, gint port, guint32 ssrc,
     .sin_port = htons ((guint16) port)
   };
   int fd = socket (AF_INET, SOCK_DGRAM, 0);
-  guint8 pkt[8 + 12 + 40], *rtp = pkt + prefix;
-  gsize len = prefix + 12 + 40;
 
-  fail_unless (fd >= 0 && prefix <= 8);
+  fail_unless (fd >= 0);
   fail_unless (inet_pton (AF_INET, to, &dst.sin_addr) == 1);
   if (from) {
     struct sockaddr_in a = {.sin_family = AF_INET };
@@ -74,17 +95,8 @@ send_packets (const gchar * from, const gchar * to, gint port, guint32 ssrc,
     fail_unless (setsockopt (fd, IPPROTO_IP, IP_MULTICAST_IF, &m,
             sizeof m) == 0);
   }
-  memset (pkt, 0x5a, sizeof pkt);
-  for (guint i = 0; i < n; i++, (*seq)++) {
-    rtp[0] = 0x80;
-    rtp[1] = PT;
-    GST_WRITE_UINT16_BE (rtp + 2, *seq);
-    GST_WRITE_UINT32_BE (rtp + 4, (guint32) * seq * 960);
-    GST_WRITE_UINT32_BE (rtp + 8, ssrc);
-    fail_unless (sendto (fd, pkt, len, 0, (struct sockaddr *) &dst,
-            sizeof dst) == (gssize) len);
-  }
-  close (fd);
+  send_numbered (fd, (struct sockaddr *) &dst, sizeof dst, prefix, ssrc, seq,
+      n);
 }
 
 static void
@@ -627,7 +639,6 @@ send_packets6 (const gchar * from, const gchar * group, const gchar * ifname,
   .sin6_family = AF_INET6,.sin6_port = htons ((guint16) port)};
   int fd = socket (AF_INET6, SOCK_DGRAM, 0);
   int ifindex = (int) if_nametoindex (ifname);
-  guint8 rtp[12 + 40];
 
   fail_unless (fd >= 0 && ifindex > 0);
   fail_unless (inet_pton (AF_INET6, from, &a.sin6_addr) == 1);
@@ -635,17 +646,7 @@ send_packets6 (const gchar * from, const gchar * group, const gchar * ifname,
   fail_unless (bind (fd, (struct sockaddr *) &a, sizeof a) == 0);
   fail_unless (setsockopt (fd, IPPROTO_IPV6, IPV6_MULTICAST_IF, &ifindex,
           sizeof ifindex) == 0);
-  memset (rtp, 0x5a, sizeof rtp);
-  for (guint i = 0; i < n; i++, (*seq)++) {
-    rtp[0] = 0x80;
-    rtp[1] = PT;
-    GST_WRITE_UINT16_BE (rtp + 2, *seq);
-    GST_WRITE_UINT32_BE (rtp + 4, (guint32) * seq * 960);
-    GST_WRITE_UINT32_BE (rtp + 8, ssrc);
-    fail_unless (sendto (fd, rtp, sizeof rtp, 0, (struct sockaddr *) &dst,
-            sizeof dst) == (gssize) sizeof rtp);
-  }
-  close (fd);
+  send_numbered (fd, (struct sockaddr *) &dst, sizeof dst, 0, ssrc, seq, n);
 }
 
 /* IPv6 multicast in a network namespace of its own (check's fork mode:
