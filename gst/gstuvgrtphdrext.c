@@ -437,7 +437,12 @@ gst_uvgrtp_hdrext_send (GstUvgRtpHdrExt * h, urtp_sendstream_t * ss,
 
   if (serial != h->stream_serial) {
     h->stream_serial = serial;
-    urtp_sendstream_set_twcc (ss, gst_uvgrtp_hdrext_twcc_id (h));
+    guint tw = gst_uvgrtp_hdrext_twcc_id (h);
+    urtp_sendstream_set_twcc (ss, tw);
+    /* the numbers are there for feedback: take it */
+    if (tw && urtp_sendstream_set_ccfb (ss, TRUE) < 0)
+      GST_WARNING_OBJECT (h->element, "no memory for congestion control "
+          "feedback");
     if (!any)
       urtp_sendstream_set_hdrext (ss, NULL);
   }

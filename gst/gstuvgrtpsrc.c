@@ -152,6 +152,8 @@ GST_DEBUG_CATEGORY (gst_uvgrtp_src_debug);
 #define DEFAULT_POST_DROP_MESSAGES FALSE
 #define DEFAULT_DROP_MESSAGES_INTERVAL 200
 #define DEFAULT_MAX_REORDER -1
+#define DEFAULT_TWCC_FEEDBACK_INTERVAL 0
+#define DEFAULT_RFC8888_FEEDBACK FALSE
 #define DEFAULT_MULTICAST_SOURCE NULL
 #define DEFAULT_AUTO_MULTICAST TRUE
 #define DEFAULT_LOOP TRUE
@@ -209,6 +211,8 @@ enum
   PROP_RETRIEVE_SENDER_ADDRESS,
   PROP_SKIP_FIRST_BYTES,
   PROP_MTU,
+  PROP_TWCC_FEEDBACK_INTERVAL,
+  PROP_RFC8888_FEEDBACK,
   PROP_STATS,
   PROP_AUTO_HEADER_EXTENSION,
   PROP_EXTENSIONS,
@@ -696,6 +700,40 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
       g_param_spec_boolean ("request-keyframe", "Request keyframe",
           "Ask the sender for a key frame (PLI) when packets are lost",
           DEFAULT_REQUEST_KEYFRAME, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSrc:twcc-feedback-interval:
+   *
+   * How often transport-wide congestion control feedback (RTCP RTPFB FMT
+   * 15) answers the transport-wide sequence numbers of the sender's
+   * packets, in ns; 0 (the default): after each frame (a packet with the
+   * marker bit), and at least every 50 ms while packets arrive, as
+   * rtpsession's property of the name. The feedback is on when
+   * #GstUvgRtpSrc:caps carry the extension's extmap-N
+   * (http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01)
+   * or the extension was added; it needs #GstUvgRtpSrc:rtcp, and goes
+   * where the receiver reports go. May be changed while playing.
+   */
+  g_object_class_install_property (gobject_class, PROP_TWCC_FEEDBACK_INTERVAL,
+      g_param_spec_uint64 ("twcc-feedback-interval", "TWCC feedback interval",
+          "How often transport-wide congestion control feedback is sent "
+          "(ns; 0: after each frame)", 0, G_MAXUINT64,
+          DEFAULT_TWCC_FEEDBACK_INTERVAL, G_PARAM_READWRITE |
+          GST_PARAM_MUTABLE_PLAYING | G_PARAM_STATIC_STRINGS));
+  /**
+   * GstUvgRtpSrc:rfc8888-feedback:
+   *
+   * Answer the media's own sequence numbers with RFC 8888 congestion
+   * control feedback (RTCP RTPFB FMT 11: per packet whether and when it
+   * arrived), at the times #GstUvgRtpSrc:twcc-feedback-interval says.
+   * Also on when #GstUvgRtpSrc:caps carry rtcp-fb-ack-ccfb=true (the SDP's
+   * a=rtcp-fb:* ack ccfb). Needs #GstUvgRtpSrc:rtcp. May be changed while
+   * playing.
+   */
+  g_object_class_install_property (gobject_class, PROP_RFC8888_FEEDBACK,
+      g_param_spec_boolean ("rfc8888-feedback", "RFC 8888 feedback",
+          "Answer packets with RFC 8888 congestion control feedback",
+          DEFAULT_RFC8888_FEEDBACK, G_PARAM_READWRITE |
+          GST_PARAM_MUTABLE_PLAYING | G_PARAM_STATIC_STRINGS));
   /* documented in gstuvgrtpstats.c */
   g_object_class_install_property (gobject_class, PROP_STATS,
       gst_uvgrtp_src_stats_param_spec ());
@@ -751,6 +789,8 @@ gst_uvgrtp_src_init (GstUvgRtpSrc * self)
   self->post_drop_messages = DEFAULT_POST_DROP_MESSAGES;
   self->drop_messages_interval = DEFAULT_DROP_MESSAGES_INTERVAL;
   self->max_reorder = DEFAULT_MAX_REORDER;
+  self->twcc_feedback_interval = DEFAULT_TWCC_FEEDBACK_INTERVAL;
+  self->rfc8888_feedback = DEFAULT_RFC8888_FEEDBACK;
   self->multicast_source = g_strdup (DEFAULT_MULTICAST_SOURCE);
   self->auto_multicast = DEFAULT_AUTO_MULTICAST;
   self->loop = DEFAULT_LOOP;
@@ -960,6 +1000,8 @@ static const gsize prop_field[PROP_SHARED_FIRST] = {
   [PROP_RETRIEVE_SENDER_ADDRESS] = FIELD (retrieve_sender_address),
   [PROP_SKIP_FIRST_BYTES] = FIELD (skip_first_bytes),
   [PROP_MTU] = FIELD (mtu),
+  [PROP_TWCC_FEEDBACK_INTERVAL] = FIELD (twcc_feedback_interval),
+  [PROP_RFC8888_FEEDBACK] = FIELD (rfc8888_feedback),
 };
 #undef FIELD
 
@@ -999,6 +1041,9 @@ gst_uvgrtp_src_set_property (GObject * object, guint prop_id,
     self->address = g_strdup (DEFAULT_ADDRESS);
   if (prop_id == PROP_ENCODING_NAME && self->opened)
     g_atomic_int_set (&self->caps_changed, TRUE);
+  if ((prop_id == PROP_TWCC_FEEDBACK_INTERVAL
+          || prop_id == PROP_RFC8888_FEEDBACK) && self->opened)
+    g_atomic_int_set (&self->ccfb_changed, TRUE);
   latency_changed = prop_id == PROP_LATENCY && self->opened;
   if (latency_changed)
     g_atomic_int_set (&self->latency_changed, TRUE);
@@ -1367,6 +1412,7 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   GST_OBJECT_LOCK (self);
   gst_uvgrtp_src_session_clear (&self->session);
   self->session = session;
+  g_atomic_int_set (&self->ccfb_changed, TRUE);   /* rtcp-fb-ack-ccfb */
   ret = make_stream (self, have_srtp ? &srtp_cfg : NULL,
       zctl ? gst_uvgrtp_zrtp_ctl_endpoint (zctl) : NULL, zs.allow_clear,
       &stream);
@@ -1378,6 +1424,8 @@ gst_uvgrtp_src_start (GstBaseSrc * bsrc)
   self->stream = stream;
   self->zrtp_ctl = zctl;
   self->opened = TRUE;
+  /* the first round of the streaming thread tells the stream */
+  self->ccfb_serial = g_atomic_int_get (&self->hdrext.serial) - 1;
   self->caps_changed = FALSE;
   self->last_packet_us = 0;
   gst_uvgrtp_src_loss_reset (self);
@@ -1708,6 +1756,7 @@ apply_caps_change (GstUvgRtpSrc * self)
   }
   gst_uvgrtp_src_session_clear (&self->session);
   self->session = session;
+  g_atomic_int_set (&self->ccfb_changed, TRUE);   /* rtcp-fb-ack-ccfb */
   GST_OBJECT_UNLOCK (self);
   GST_INFO_OBJECT (self, "caps changed: %s, payload type %d",
       urtp_codec_name (session.codec), session.pt);
@@ -1921,6 +1970,32 @@ flush_after_pause (GstUvgRtpSrc * self)
   urtp_recvstream_resync (self->stream, dropped);
 }
 
+/* Tells the stream what congestion control feedback to send when the
+ * extensions or the properties changed (streaming thread). */
+static void
+update_ccfb (GstUvgRtpSrc * self)
+{
+  gint serial = g_atomic_int_get (&self->hdrext.serial);
+  guint twcc_id;
+  gboolean rfc8888;
+  guint64 interval;
+
+  if (!g_atomic_int_compare_and_exchange (&self->ccfb_changed, TRUE, FALSE)
+      && serial == self->ccfb_serial)
+    return;
+  self->ccfb_serial = serial;
+  /* feedback goes over RTCP */
+  twcc_id = self->rtcp_on ? gst_uvgrtp_hdrext_twcc_id (&self->hdrext) : 0;
+  GST_OBJECT_LOCK (self);
+  rfc8888 = self->rtcp_on && (self->rfc8888_feedback || self->session.ccfb);
+  interval = self->twcc_feedback_interval;
+  GST_OBJECT_UNLOCK (self);
+  GST_INFO_OBJECT (self, "congestion control feedback: transport-wide %s, "
+      "RFC 8888 %s", twcc_id ? "on" : "off", rfc8888 ? "on" : "off");
+  if (urtp_recvstream_set_ccfb (self->stream, twcc_id, rfc8888, interval) < 0)
+    GST_WARNING_OBJECT (self, "no memory for congestion control feedback");
+}
+
 static GstFlowReturn
 gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 {
@@ -1946,6 +2021,7 @@ gst_uvgrtp_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       flush_after_pause (self);
 
     urtp_recvstream_set_sync_domain (self->stream, self->clock_domain);
+    update_ccfb (self);
     if ((n = g_atomic_int_and (&self->keyframe_asked, 0)) != 0)
       urtp_recvstream_request_keyframe (self->stream, n == 2);
     if (g_atomic_int_compare_and_exchange (&self->latency_changed, TRUE,

@@ -34,6 +34,7 @@ typedef struct
   gint pt;                      /* -1: any */
   guint clock_rate;
   gboolean donl;
+  gboolean ccfb;                /* rtcp-fb-ack-ccfb: RFC 8888 feedback asked */
   gint channels;                /* Opus: 0 = unknown */
   gint rate;                    /* Opus: 0 = unknown */
   urtp_opus_multi_t opus_multi; /* MULTIOPUS; channels 0: Opus */
@@ -109,6 +110,10 @@ struct _GstUvgRtpSrc
   guint mtu;                    /* accepted, not used */
   gint keyframe_asked;          /* atomic: 0, or 1 (PLI) / 2 (FIR) from
                                  * an upstream force-key-unit event */
+  /* congestion control feedback */
+  guint64 twcc_feedback_interval;       /* ns; 0: after each frame */
+  gboolean rfc8888_feedback;
+  gint ccfb_changed;            /* atomic: one of them set while running */
 
   /* set in start(), cleared in stop(), under the object lock; used by the
    * streaming thread in between */
@@ -133,6 +138,7 @@ struct _GstUvgRtpSrc
   guint64 warned_drops;         /* kernel drops already warned about */
   gint64 last_drop_warning;
   gboolean draining;
+  gint ccfb_serial;             /* the extensions' serial the stream was told */
   GstUvgRtpSrcLoss loss;        /* gstuvgrtpsrcloss.c */
   GstUvgRtpSrcOut out;          /* gstuvgrtpsrcout.c */
   GSocketAddress *sender_addr;  /* the followed source's, for the meta */

@@ -153,6 +153,8 @@ gst_uvgrtp_src_session_resolve (GstUvgRtpSrc * self, GstUvgRtpSrcSession * out,
   }
   if (structure_get_int_param (s, "clock-rate", &v) && v > 0)
     out->clock_rate = (guint) v;
+  /* a=rtcp-fb:* ack ccfb (RFC 8888 section 6), as GstSDPMedia puts it */
+  gst_structure_get_boolean (s, "rtcp-fb-ack-ccfb", &out->ccfb);
 
   urtp_fmtp_init (&walk.fmtp, out->codec);
   if (!gst_structure_foreach (s, apply_fmtp, &walk)) {

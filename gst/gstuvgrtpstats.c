@@ -342,6 +342,15 @@ static const StatsField src_fields[] = {
       "force-key-unit events taken from downstream"),
   SRC (st.nack_unanswered, "nack-unanswered", G_TYPE_UINT64, "sources NACKs "
       "stopped for: no retransmission came 3 s after the first request"),
+  SRC (st.ccfb_sent, "ccfb-sent", G_TYPE_UINT64, "RTCP packets with "
+      "congestion control feedback sent"),
+  SRC (st.twcc_recorded, "twcc-packets", G_TYPE_UINT64, "packets with a "
+      "transport-wide sequence number recorded for feedback"),
+  SRC (st.rfc8888_recorded, "rfc8888-packets", G_TYPE_UINT64, "packets "
+      "recorded for RFC 8888 feedback"),
+  SRC (st.ccfb_strays, "ccfb-strays", G_TYPE_UINT64, "packets whose "
+      "number jumped away from the others and were not followed by a "
+      "second: not reported"),
   SRC (dropped_on_latency, "dropped-on-latency", G_TYPE_UINT64, "access "
       "units dropped because they were older than the latency when they "
       "were ready (drop-on-latency)"),
@@ -419,6 +428,13 @@ static const StatsField src_fields[] = {
  * fir-sent, keyframe-requests (force-key-unit events taken),
  * nack-unanswered (sources NACKs stopped for: not one retransmission
  * came 3 s after the first request).
+ *
+ * Congestion control feedback (#GstUvgRtpSrc:twcc-feedback-interval,
+ * #GstUvgRtpSrc:rfc8888-feedback; guint64): ccfb-sent (RTCP packets that
+ * carried it), twcc-packets (packets with a transport-wide sequence
+ * number recorded, retransmissions included), rfc8888-packets (packets
+ * recorded by their own sequence number), ccfb-strays (packets whose
+ * number jumped away and no second followed: not reported).
  *
  * Sources: ssrc (guint, the source followed), have-source (gboolean),
  * source-changes (another SSRC took over), source-restarts (the source
@@ -532,6 +548,20 @@ static const StatsField sink_fields[] = {
   SINK (st.keyframe_requests_unknown, "keyframe-requests-unknown",
       G_TYPE_UINT64, "key frame requests of receivers that never reported: "
       "ignored"),
+  SINK (st.ccfb_received, "ccfb-received", G_TYPE_UINT64, "transport-wide "
+      "congestion control feedback messages taken"),
+  SINK (st.rfc8888_received, "rfc8888-received", G_TYPE_UINT64, "RFC 8888 "
+      "feedback messages taken"),
+  SINK (st.ccfb_malformed, "ccfb-malformed", G_TYPE_UINT64, "congestion "
+      "control feedback messages refused as malformed"),
+  SINK (st.ccfb_acked, "ccfb-acked", G_TYPE_UINT64, "packets the feedback "
+      "reported received"),
+  SINK (st.ccfb_lost, "ccfb-lost", G_TYPE_UINT64, "packets the feedback "
+      "reported lost"),
+  SINK (st.ccfb_unknown, "ccfb-unknown", G_TYPE_UINT64, "reports of "
+      "packets never sent or no longer remembered: ignored"),
+  SINK (st.ccfb_repeated, "ccfb-repeated", G_TYPE_UINT64, "reports of "
+      "packets already reported: ignored"),
   SINK (rtx_pt, "rtx-pt", G_TYPE_UINT, "payload type of retransmissions "
       "(0: none)"),
   SINK (send_mode, "send-mode", G_TYPE_STRING, "the send mode in use: gso, "
@@ -690,7 +720,14 @@ client_to_structure (const urtp_sendstream_client_t * c,
  * ignored) and keyframe-requests (those passed upstream as
  * force-key-unit events, at most one per
  * #GstUvgRtpSink:min-force-key-unit-interval), all #guint64, and
- * rtx-ssrc, rtx-pt (#guint); receivers (a
+ * rtx-ssrc, rtx-pt (#guint); congestion control feedback (on while the
+ * transport-wide sequence number's extension is in use; #guint64):
+ * ccfb-received and rfc8888-received (transport-wide and RFC 8888
+ * messages taken from receivers whose RTCP is trusted), ccfb-malformed,
+ * ccfb-acked and ccfb-lost (packets of ours reported received or lost,
+ * each once), ccfb-unknown (reports of packets never sent or no longer
+ * remembered) and ccfb-repeated (of packets reported already), both
+ * ignored; receivers (a
  * #GstValueArray of "application/x-uvgrtp-receiver" structures, one per
  * receiver that reports, the latest 16, one that says BYE leaves: ssrc,
  * reports, fraction-lost, packets-lost, jitter, ext-max-seq,

@@ -10,12 +10,14 @@
 #include <string.h>
 
 #include "stream_util.h"
+#include "urtp/bytes.h"
 #include "urtp/rtcpio.h"
 #include "urtp/rtp.h"
 #include "urtp/rtx.h"
 #include "urtp/scl.h"
 #include "urtp/sync.h"
 #include "urtp/timing.h"
+#include "urtp/twcc.h"
 #ifdef URTP_HAVE_ZRTP_EP
 #include "urtp/zrtp.h"
 #include "urtp/zrtp_ep.h"
@@ -110,6 +112,14 @@ struct urtp_recvstream {
   uint64_t nack_first_ask;       /* when a request first went; 0: none yet */
   bool nack_off;
 
+  /* congestion control feedback (cfg.twcc_id, cfg.rfc8888): the
+   * recorders (NULL: off), whether a marker bit came since the last,
+   * when the last went */
+  urtp_twcc_recorder_t *twcc, *rfc8888;
+  bool ccfb_marker;
+  bool ccfb_more;               /* the last compound had no room for all */
+  uint64_t ccfb_last;
+
   bool discont;                 /* next frame DISCONT */
   bool out_valid;               /* out_last is of the current numbering */
   uint64_t out_last;            /* last sequence number of the last frame */
@@ -147,6 +157,28 @@ static void on_au(void *user, urtp_au_t *au)
 
 static void take_early(urtp_recvstream_t *r);
 
+/* A packet of the followed source (p, parsed), for congestion control
+ * feedback. */
+static void ccfb_record(urtp_recvstream_t *r, const urtp_rtp_pkt_t *p, uint64_t arrival)
+{
+  size_t n;
+  const uint8_t *d;
+  if (r->twcc && p->hdr.ext_len &&
+      (d = urtp_hdrext_find(p->hdr.ext_profile, p->hdr.ext_data, p->hdr.ext_len, r->cfg.twcc_id,
+                            &n)) && n >= 2) {
+    urtp_twcc_recorder_add(r->twcc, urtp_rd16(d), (int64_t)(arrival / 1000));
+    r->st.twcc_recorded++;
+  }
+  /* RFC 8888 is about the media stream's own numbers: a retransmission
+   * is not its packet arriving */
+  if (r->rfc8888 && !r->cur_rtx) {
+    urtp_twcc_recorder_add(r->rfc8888, p->hdr.seq, (int64_t)(arrival / 1000));
+    r->st.rfc8888_recorded++;
+  }
+  if (p->hdr.marker)
+    r->ccfb_marker = true;
+}
+
 /* source: a packet of the stream. */
 static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t arrival)
 {
@@ -162,6 +194,8 @@ static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t arriv
   urtp_depay_push_parsed(r->depay, pkt, len, p, arrival);
   if (r->nack)
     urtp_nack_packet(r->nack, p->hdr.seq, arrival);
+  if (r->twcc || r->rfc8888)
+    ccfb_record(r, p, arrival);
   if (!r->peer_set && pkt == r->cur_raw && r->cur_from && !r->cur_rtx) {
     r->peer = *r->cur_from;
     r->peer_set = true;
@@ -357,6 +391,15 @@ static void publish(urtp_recvstream_t *r)
   st->have_source = urtp_source_current(&r->src, &st->ssrc);
   if (r->nack)
     urtp_nack_stats(r->nack, &st->nack);
+  st->ccfb_duplicates = st->ccfb_late = st->ccfb_strays = 0;
+  for (int i = 0; i < 2; i++) {
+    const urtp_twcc_recorder_t *c = i ? r->rfc8888 : r->twcc;
+    if (c) {
+      st->ccfb_duplicates += c->duplicates;
+      st->ccfb_late += c->late;
+      st->ccfb_strays += c->strays;
+    }
+  }
   st->have_reception = r->rx_valid;
   if (r->rx_valid)
     urtp_rtcp_rx_peek(&r->rx, &st->reception);
@@ -473,6 +516,8 @@ int urtp_recvstream_new(const urtp_recvstream_config_t *cfg, urtp_recvstream_t *
   if ((err = set_params(r, cfg->params, cfg->params_len)) < 0)
     goto fail;
   urtp_timing_init(&r->timing, r->cfg.clock_rate, 0, 0);
+  if ((err = urtp_recvstream_set_ccfb(r, cfg->twcc_id, cfg->rfc8888, cfg->ccfb_interval)) < 0)
+    goto fail;
   err = -ENOMEM;
   if (cfg->lip_sync && !(r->sync = urtp_sync_member_new()))
     goto fail;
@@ -519,6 +564,8 @@ void urtp_recvstream_free(urtp_recvstream_t *r)
   urtp_source_destroy(&r->src);
   urtp_sync_member_free(r->sync);
   free(r->nack);
+  free(r->twcc);
+  free(r->rfc8888);
 #ifdef URTP_HAVE_SRTP
   urtp_srtp_destroy(&r->srtp);
   urtp_srtp_destroy(&r->srtcp_out);
@@ -526,6 +573,35 @@ void urtp_recvstream_free(urtp_recvstream_t *r)
   free(r->params);
   pthread_mutex_destroy(&r->snap_lock);
   free(r);
+}
+
+/* A recorder in *slot when on (made once), none when off. */
+static int ccfb_recorder(urtp_twcc_recorder_t **slot, bool on)
+{
+  if (!on) {
+    free(*slot);
+    *slot = NULL;
+  } else if (!*slot) {
+    if (!(*slot = malloc(sizeof **slot)))
+      return -ENOMEM;
+    urtp_twcc_recorder_init(*slot);
+  }
+  return 0;
+}
+
+int urtp_recvstream_set_ccfb(urtp_recvstream_t *r, unsigned twcc_id, bool rfc8888,
+                             uint64_t interval)
+{
+  if (twcc_id > 255)
+    return -EINVAL;
+  int err;
+  if ((err = ccfb_recorder(&r->twcc, twcc_id != 0)) < 0 ||
+      (err = ccfb_recorder(&r->rfc8888, rfc8888)) < 0)
+    return err;
+  r->cfg.twcc_id = twcc_id;
+  r->cfg.rfc8888 = rfc8888;
+  r->cfg.ccfb_interval = interval;
+  return 0;
 }
 
 int urtp_recvstream_set_format(urtp_recvstream_t *r, urtp_codec_t codec, int pt,
@@ -734,6 +810,7 @@ typedef struct feedback {
   const uint16_t *seqs;         /* NACK: these, about the current source */
   unsigned nseqs;
   int kf;                       /* -1: no key frame request; 0: PLI; 1: FIR */
+  bool ccfb;                    /* congestion control feedback */
   uint32_t media_ssrc;
 } feedback_t;
 
@@ -782,6 +859,15 @@ static int build_report(urtp_recvstream_t *r, uint64_t now, bool bye, const feed
     urtp_rtcp_write_pli(&w, r->rtcp_ssrc, fb->media_ssrc);
   if (fb && fb->kf == 1)
     urtp_rtcp_write_fir(&w, r->rtcp_ssrc, fb->media_ssrc, r->fir_seq);
+  if (fb && fb->ccfb && !w.err) {
+    /* as much as fits; the rest stays pending for the next compound */
+    if (r->twcc)
+      w.len += urtp_twcc_recorder_feedback(r->twcc, w.buf + w.len, w.cap - w.len, r->rtcp_ssrc,
+                                           fb->media_ssrc);
+    if (r->rfc8888)
+      w.len += urtp_twcc_recorder_rfc8888(r->rfc8888, w.buf + w.len, w.cap - w.len, r->rtcp_ssrc,
+                                          fb->media_ssrc, now / 1000);
+  }
   if (w.err)
     return w.err;
   int len = (int)w.len;
@@ -856,13 +942,27 @@ static bool nack_on(urtp_recvstream_t *r, uint64_t now)
   return true;
 }
 
+/* When congestion control feedback is due; UINT64_MAX: nothing to say. */
+static uint64_t ccfb_deadline(const urtp_recvstream_t *r)
+{
+  if (!(r->twcc && urtp_twcc_recorder_pending(r->twcc)) &&
+      !(r->rfc8888 && urtp_twcc_recorder_pending(r->rfc8888)))
+    return UINT64_MAX;
+  if (r->ccfb_more)
+    return 0;
+  if (r->cfg.ccfb_interval)
+    return r->ccfb_last + r->cfg.ccfb_interval;
+  return r->ccfb_marker ? 0 : r->ccfb_last + URTP_RECVSTREAM_CCFB_MAX_INTERVAL;
+}
+
 uint64_t urtp_recvstream_feedback_deadline(const urtp_recvstream_t *r)
 {
   if (!r->fb_ok)
     return UINT64_MAX;
   uint64_t a = r->nack && !r->nack_off ? urtp_nack_next(r->nack) : UINT64_MAX,
-           b = kf_deadline(r);
-  return a < b ? a : b;
+           b = kf_deadline(r), c = ccfb_deadline(r);
+  a = a < b ? a : b;
+  return a < c ? a : c;
 }
 
 /* Sends what feedback is due at now over io, a compound each NACK's worth
@@ -870,15 +970,23 @@ uint64_t urtp_recvstream_feedback_deadline(const urtp_recvstream_t *r)
 static void send_feedback(urtp_recvstream_t *r, urtp_rtcpio_t *io, uint64_t now)
 {
   uint16_t seqs[URTP_RTCP_MAX_NACK_PAIRS * 17];
-  uint8_t buf[URTP_RTCP_MAX_NACK_PAIRS * 4 + 512];
+  /* a datagram that any path carries (a large picture's congestion
+   * control feedback takes a few) */
+  uint8_t buf[1200];
+  _Static_assert(sizeof buf >= URTP_RTCP_MAX_NACK_PAIRS * 4 + 512, "room for NACKs");
   feedback_t fb = { .seqs = seqs, .kf = -1 };
   if (!urtp_source_current(&r->src, &fb.media_ssrc))
     return;
   for (int round = 0; round < 8; round++) {
     fb.nseqs = nack_on(r, now) ? urtp_nack_due(r->nack, now, seqs, sizeof seqs / sizeof seqs[0]) : 0;
     fb.kf = kf_deadline(r) <= now ? r->kf_pending : -1;
-    if (!fb.nseqs && fb.kf < 0)
+    fb.ccfb = ccfb_deadline(r) <= now;
+    if (!fb.nseqs && fb.kf < 0 && !fb.ccfb)
       return;
+    if (fb.ccfb) {
+      r->ccfb_marker = false;
+      r->ccfb_last = now;
+    }
     if (fb.kf >= 0) {
       /* gone, whether or not it gets out: the next waits its turn */
       r->kf_pending = -1;
@@ -888,9 +996,13 @@ static void send_feedback(urtp_recvstream_t *r, urtp_rtcpio_t *io, uint64_t now)
         r->fir_seq++;
     }
     int len = build_report(r, now, false, &fb, buf, sizeof buf);
+    if (fb.ccfb)
+      r->ccfb_more = (r->twcc && urtp_twcc_recorder_pending(r->twcc)) ||
+                     (r->rfc8888 && urtp_twcc_recorder_pending(r->rfc8888));
     if (len <= 0 || urtp_rtcpio_send_feedback(io, buf, (size_t)len) <= 0)
       continue;
     r->st.nacks_sent += fb.nseqs != 0;
+    r->st.ccfb_sent += fb.ccfb;
     r->st.pli_sent += fb.kf == 0;
     r->st.fir_sent += fb.kf == 1;
   }

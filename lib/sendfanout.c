@@ -273,12 +273,15 @@ static size_t count(urtp_sendstream_t *ss, const urtp_batch_t *b, int r, uint64_
   /* the packets sent are always the first ones */
   for (size_t i = 0; i < sent; i++)
     bytes += b->pkts[i].len;
+  int64_t t = now_ns();
+  if (first && ss->cc)
+    sendstream_cc_sent(ss, b, sent, t);
 
   pthread_mutex_lock(&ss->stats_lock);
   if (first) {
     ss->st.packets += sent;
     ss->st.bytes += bytes;
-    sendstream_meter_add(&ss->sent_meter, bytes, now_ns());
+    sendstream_meter_add(&ss->sent_meter, bytes, t);
   }
   ss->st.packets_served += sent;
   ss->st.bytes_served += bytes;

@@ -169,6 +169,8 @@ static enum rtx_result retransmit(urtp_sendstream_t *ss, uint16_t seq, uint64_t 
   if (urtp_sock_sendto(&ss->rtx_sock, out, (size_t)n, (const struct sockaddr *)to,
                        to ? urtp_addr_len(to) : 0) < 0)
     return RTX_ERROR;
+  if (tw && ss->cc)
+    sendstream_cc_rtx_sent(ss, out, (size_t)n, now_ns());
   *bytes = (size_t)n;
   return RTX_SENT;
 }
@@ -228,6 +230,12 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len,
   pthread_mutex_lock(&ss->rtx_lock);
   urtp_rtcp_iter_init(&it, buf, len);
   while (urtp_rtcp_next(&it, &p) > 0) {
+    if (p.type == URTP_RTCP_RTPFB && (p.count == URTP_CCFB_FMT_TWCC ||
+                                      p.count == URTP_CCFB_FMT_RFC8888)) {
+      if (ss->cc)
+        sendstream_cc_feedback(ss, &p);
+      continue;
+    }
     if ((p.type != URTP_RTCP_RTPFB && p.type != URTP_RTCP_PSFB) || urtp_rtcp_parse_fb(&p, &fb) < 0)
       continue;
     if (p.type == URTP_RTCP_RTPFB && fb.fmt == URTP_RTCP_FMT_NACK &&

@@ -587,6 +587,7 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
   pthread_mutex_init(&ss->pacing_lock, NULL);
   pthread_mutex_init(&ss->srtcp_lock, NULL);
   pthread_mutex_init(&ss->rtx_lock, NULL);
+  pthread_mutex_init(&ss->cc_lock, NULL);
   sendstream_clients_init(ss);
   if (urtp_pacer_init(&ss->pacer, 0, 0) < 0) {
     pthread_mutex_destroy(&ss->ps_lock);
@@ -594,6 +595,9 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
     pthread_mutex_destroy(&ss->pacing_lock);
     pthread_mutex_destroy(&ss->srtcp_lock);
     pthread_mutex_destroy(&ss->rtx_lock);
+  sendstream_cc_free(ss);
+  pthread_mutex_destroy(&ss->cc_lock);
+    pthread_mutex_destroy(&ss->cc_lock);
     sendstream_clients_free(ss);
     free(ss);
     return -ENOMEM;
@@ -694,6 +698,8 @@ void urtp_sendstream_free(urtp_sendstream_t *ss)
   pthread_mutex_destroy(&ss->pacing_lock);
   pthread_mutex_destroy(&ss->srtcp_lock);
   pthread_mutex_destroy(&ss->rtx_lock);
+  sendstream_cc_free(ss);
+  pthread_mutex_destroy(&ss->cc_lock);
   sendstream_clients_free(ss);
   free(ss);
 }

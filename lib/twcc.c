@@ -23,19 +23,44 @@ void urtp_twcc_recorder_init(urtp_twcc_recorder_t *r)
   r->highest = -1;
 }
 
+/* Starts over from ext, with nothing arrived but what the caller adds. */
+static void restart(urtp_twcc_recorder_t *r, int64_t ext)
+{
+  for (size_t i = 0; i < URTP_TWCC_WINDOW; i++)
+    r->arrival[i] = INT64_MIN;
+  r->highest = r->next = ext;
+}
+
 void urtp_twcc_recorder_add(urtp_twcc_recorder_t *r, uint16_t seq, int64_t arrival_us)
 {
   int64_t ext = extend(r->highest, seq);
   r->packets++;
-  if (r->highest < 0 || ext > r->highest + URTP_TWCC_WINDOW ||
-      ext < r->highest - URTP_TWCC_WINDOW) {
-    /* the first, or a jump no window spans: start over from it */
-    if (r->highest >= 0)
-      r->restarts++;
-    for (size_t i = 0; i < URTP_TWCC_WINDOW; i++)
-      r->arrival[i] = INT64_MIN;
-    r->highest = ext = seq + ((int64_t)1 << 16); /* room below for reordering */
-    r->next = ext;
+  if (r->highest < 0) {
+    restart(r, seq + ((int64_t)1 << 16)); /* room below for reordering */
+    r->arrival[r->highest & MASK] = arrival_us;
+    return;
+  }
+  if (ext > r->highest + URTP_TWCC_WINDOW || ext < r->highest - URTP_TWCC_WINDOW) {
+    /* a jump no window spans: a sender that restarted, once a second
+     * packet follows the first closely; a lone one (forged, stray) costs
+     * nothing but a count */
+    uint16_t after = (uint16_t)(seq - r->jump_seq);
+    if (!r->jump_valid || after == 0 || after > URTP_TWCC_JUMP_CONFIRM) {
+      r->jump_valid = true;
+      r->jump_seq = seq;
+      r->jump_arrival = arrival_us;
+      r->strays++;
+      return;
+    }
+    r->jump_valid = false;
+    r->strays--;                /* the first was no stray after all */
+    r->restarts++;
+    restart(r, r->jump_seq + ((int64_t)1 << 16));
+    r->arrival[r->highest & MASK] = r->jump_arrival;
+    ext = r->highest + after;
+    for (int64_t e = r->highest + 1; e < ext; e++)
+      r->arrival[e & MASK] = INT64_MIN;
+    r->highest = ext;
     r->arrival[ext & MASK] = arrival_us;
     return;
   }
@@ -63,8 +88,10 @@ bool urtp_twcc_recorder_pending(const urtp_twcc_recorder_t *r)
   return r->highest >= 0 && r->next <= r->highest;
 }
 
-size_t urtp_twcc_recorder_feedback(urtp_twcc_recorder_t *r, uint8_t *out, size_t cap,
-                                   uint32_t sender_ssrc, uint32_t media_ssrc)
+/* The messages of either format (fmt: URTP_CCFB_FMT_*) for what is
+ * pending, as far as cap goes. */
+static size_t feedback(urtp_twcc_recorder_t *r, uint8_t *out, size_t cap, uint32_t sender_ssrc,
+                       uint32_t media_ssrc, int fmt, uint64_t report_us)
 {
   urtp_ccfb_pkt_t *pkts = r->scratch;
   size_t used = 0;
@@ -75,19 +102,24 @@ size_t urtp_twcc_recorder_feedback(urtp_twcc_recorder_t *r, uint8_t *out, size_t
       pkts[n] = (urtp_ccfb_pkt_t){ media_ssrc, (uint16_t)e, a != INT64_MIN, 0,
                                    a != INT64_MIN ? a : 0 };
     }
-    size_t first = 0;
-    while (first < n && !pkts[first].received)
-      first++;
-    if (first == n) {
-      /* a run of losses longer than a message, with no arrival to time
-       * it by: passed over, counted */
-      r->unreported += n;
-      r->next += (int64_t)n;
-      continue;
-    }
     size_t taken;
-    int w = urtp_twcc_write(out + used, cap - used, sender_ssrc, media_ssrc, r->fb_count, pkts, n,
-                            &taken);
+    int w;
+    if (fmt == URTP_CCFB_FMT_TWCC) {
+      size_t first = 0;
+      while (first < n && !pkts[first].received)
+        first++;
+      if (first == n) {
+        /* a run of losses longer than a message, with no arrival to time
+         * it by: passed over, counted */
+        r->unreported += n;
+        r->next += (int64_t)n;
+        continue;
+      }
+      w = urtp_twcc_write(out + used, cap - used, sender_ssrc, media_ssrc, r->fb_count, pkts, n,
+                          &taken);
+    } else {
+      w = urtp_rfc8888_write(out + used, cap - used, sender_ssrc, report_us, pkts, n, &taken);
+    }
     if (w <= 0)
       break;                    /* no room left: the rest next time */
     used += (size_t)w;
@@ -95,6 +127,18 @@ size_t urtp_twcc_recorder_feedback(urtp_twcc_recorder_t *r, uint8_t *out, size_t
     r->next += (int64_t)taken;
   }
   return used;
+}
+
+size_t urtp_twcc_recorder_feedback(urtp_twcc_recorder_t *r, uint8_t *out, size_t cap,
+                                   uint32_t sender_ssrc, uint32_t media_ssrc)
+{
+  return feedback(r, out, cap, sender_ssrc, media_ssrc, URTP_CCFB_FMT_TWCC, 0);
+}
+
+size_t urtp_twcc_recorder_rfc8888(urtp_twcc_recorder_t *r, uint8_t *out, size_t cap,
+                                  uint32_t sender_ssrc, uint32_t media_ssrc, uint64_t report_us)
+{
+  return feedback(r, out, cap, sender_ssrc, media_ssrc, URTP_CCFB_FMT_RFC8888, report_us);
 }
 
 /* --- sender ------------------------------------------------------------- */

@@ -36,7 +36,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define URTP_RTCP_RTPFB 205
+#include "rtcp.h"               /* URTP_RTCP_RTPFB */
+
 #define URTP_CCFB_FMT_TWCC 15
 #define URTP_CCFB_FMT_RFC8888 11
 

@@ -171,7 +171,21 @@ typedef struct urtp_recvstream_config {
   /* bytes before the RTP header in every datagram (udpsrc's
    * skip-first-bytes): cut off first; a shorter datagram is malformed */
   size_t skip_bytes;
+  /* Congestion control feedback (twcc.h, ccfb.h; needs RTCP through
+   * rtcp_service): the followed source's arrivals answered with
+   * transport-wide feedback (RTPFB FMT 15) on the transport-wide sequence
+   * number in header extension element twcc_id (1-255; 0: none), and with
+   * rfc8888, RFC 8888 feedback (FMT 11) on their RTP sequence numbers;
+   * sent every ccfb_interval ns, or with 0 after each packet with the
+   * marker bit (a frame's end), and at least every
+   * URTP_RECVSTREAM_CCFB_MAX_INTERVAL while packets arrive. */
+  unsigned twcc_id;
+  bool rfc8888;
+  uint64_t ccfb_interval;
 } urtp_recvstream_config_t;
+
+/* The longest congestion control feedback waits for a marker bit (ns). */
+#define URTP_RECVSTREAM_CCFB_MAX_INTERVAL 50000000ull
 
 /* The least time between two key frame requests, unless a key frame
  * arrived in between (ns). */
@@ -294,6 +308,13 @@ typedef struct urtp_recvstream_stats {
   uint64_t keyframe_requests;
   uint64_t nack_unanswered; /* sources NACKs stopped for: no RTX ever came
                              * (URTP_RECVSTREAM_NACK_GIVE_UP) */
+  /* congestion control feedback: compounds that carried it; packets
+   * recorded by transport-wide number (RTX included) and by RTP sequence
+   * number (RFC 8888); a recorder's refusals: repeated, behind what was
+   * reported, a lone jump (twcc.h) */
+  uint64_t ccfb_sent;
+  uint64_t twcc_recorded, rfc8888_recorded;
+  uint64_t ccfb_duplicates, ccfb_late, ccfb_strays;
 } urtp_recvstream_stats_t;
 
 typedef struct urtp_recvstream urtp_recvstream_t;
@@ -358,6 +379,13 @@ void urtp_recvstream_resync(urtp_recvstream_t *r, uint64_t dropped);
  * sent while an answer can beat it. Loss recovery stays as it was set up
  * (off when the stream started with latency 0). */
 void urtp_recvstream_set_latency(urtp_recvstream_t *r, uint64_t latency);
+
+/* Changes what congestion control feedback is sent (the configuration's
+ * twcc_id, rfc8888 and ccfb_interval) while running: a feedback that is
+ * turned on starts with the next packet. Returns 0, -EINVAL (twcc_id above
+ * 255) or -ENOMEM. Streaming thread. */
+int urtp_recvstream_set_ccfb(urtp_recvstream_t *r, unsigned twcc_id, bool rfc8888,
+                             uint64_t interval);
 
 /* Changes the format (codec, payload type, DONL, parameter sets) while
  * running; the counters carry on. Returns 0, -EINVAL or -ENOMEM. */

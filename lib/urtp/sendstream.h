@@ -287,6 +287,14 @@ typedef struct urtp_sendstream_stats {
   uint64_t packets_served, bytes_served;
   uint16_t next_seq;            /* the next packet's sequence number (as of
                                  * the last flush) */
+  /* congestion control feedback (urtp_sendstream_set_ccfb) from trusted
+   * receivers: transport-wide (FMT 15) and RFC 8888 (FMT 11) messages
+   * taken, and refused as malformed; the packets of ours they reported
+   * received and lost (each once); their reports of numbers we never sent
+   * or no longer remember, and of packets already reported */
+  uint64_t ccfb_received, rfc8888_received, ccfb_malformed;
+  uint64_t ccfb_acked, ccfb_lost;
+  uint64_t ccfb_unknown, ccfb_repeated;
 } urtp_sendstream_stats_t;
 
 /* Creates a stream sending on sock (opened with a remote; it must outlive
@@ -396,6 +404,15 @@ int urtp_sendstream_set_hdrext(urtp_sendstream_t *ss, const urtp_hdrext_t *x);
  * session) in element id (1-255; 0: none). Returns 0 or -EINVAL. Streaming
  * thread, between pushes. */
 int urtp_sendstream_set_twcc(urtp_sendstream_t *ss, unsigned id);
+/* Congestion control feedback: with on, every packet that leaves from now
+ * on is remembered (the last URTP_TWCC_WINDOW, by transport-wide number
+ * when it has one, and by sequence number; 400 KiB taken once), and the
+ * transport-wide (RTPFB FMT 15) and RFC 8888 (FMT 11) feedback of
+ * receivers whose RTCP is taken (the trust rules above) is matched against
+ * it: each packet of ours is taken from feedback once; what we never
+ * sent, forgot, or had reported already is counted and nothing else
+ * (stats). Returns 0 or -ENOMEM. Any thread. */
+int urtp_sendstream_set_ccfb(urtp_sendstream_t *ss, bool on);
 /* The contributing sources (RFC 3550 CSRC list: the sources a mixer's
  * output came from) the packets of the next pushes list; n 0: none, at
  * most 15 (-EINVAL beyond). Streaming thread. */

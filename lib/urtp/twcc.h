@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * twcc.h - transport-wide sequence numbers at both ends of a session:
+ * twcc.h - transport-wide sequence numbers at both ends of a session
+ * (and a stream's RTP sequence numbers, for RFC 8888's feedback):
  * the receiver's record of arrivals, written as feedback (ccfb.h) when it
  * is due, and the sender's record of what it sent, matched against
  * feedback into what a congestion controller needs: per packet, when it
@@ -8,8 +9,10 @@
  *
  * Promises:
  *  - Sequence numbers are extended past their 16-bit wrap by distance
- *    from the newest; a jump further than URTP_TWCC_WINDOW starts over
- *    (a sender that restarted), and so does a receiver's first packet.
+ *    from the newest. A jump further than URTP_TWCC_WINDOW starts over (a
+ *    sender that restarted) once a second packet confirms it, at most
+ *    URTP_TWCC_JUMP_CONFIRM numbers after the first; a lone one is counted
+ *    as a stray and changes nothing. A receiver's first packet starts.
  *  - The receiver reports every number from where its last feedback ended
  *    to the newest arrival; what has not arrived by then is reported
  *    missing, once. Duplicates and packets behind the reported range are
@@ -33,6 +36,7 @@
 #include "ccfb.h"
 
 #define URTP_TWCC_WINDOW 8192 /* packets remembered each side (a power of 2) */
+#define URTP_TWCC_JUMP_CONFIRM 64 /* numbers between a jump's two packets, at most */
 
 /* --- receiver ----------------------------------------------------------- */
 
@@ -41,7 +45,10 @@ typedef struct urtp_twcc_recorder {
   int64_t highest;                   /* extended number of the newest; -1: none */
   int64_t next;                      /* the first not yet reported */
   uint8_t fb_count;
-  uint64_t packets, duplicates, late, restarts;
+  bool jump_valid;                   /* a jump waiting for its second packet */
+  uint16_t jump_seq;
+  int64_t jump_arrival;
+  uint64_t packets, duplicates, late, restarts, strays;
   uint64_t unreported;               /* lost in runs longer than a message */
   urtp_ccfb_pkt_t scratch[URTP_TWCC_MAX_PACKETS];
 } urtp_twcc_recorder_t;
@@ -60,6 +67,12 @@ bool urtp_twcc_recorder_pending(const urtp_twcc_recorder_t *r);
  * written (0: nothing new, or cap too small for one message). */
 size_t urtp_twcc_recorder_feedback(urtp_twcc_recorder_t *r, uint8_t *out, size_t cap,
                                    uint32_t sender_ssrc, uint32_t media_ssrc);
+
+/* The same as RFC 8888 feedback (RTPFB FMT 11), for a recorder fed with
+ * the RTP sequence numbers of one stream (media_ssrc's), reported at
+ * report_us on the clock of the arrivals. */
+size_t urtp_twcc_recorder_rfc8888(urtp_twcc_recorder_t *r, uint8_t *out, size_t cap,
+                                  uint32_t sender_ssrc, uint32_t media_ssrc, uint64_t report_us);
 
 /* --- sender ------------------------------------------------------------- */
 

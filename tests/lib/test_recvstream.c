@@ -19,6 +19,8 @@
 
 #include "tap.h"
 #include "urtp/batch.h"
+#include "urtp/ccfb.h"
+#include "urtp/hdrext.h"
 #include "urtp/pay.h"
 #include "urtp/net.h"
 #include "urtp/recvstream.h"
@@ -879,6 +881,168 @@ static void test_rtcp_mux_sockets(void)
   urtp_sock_close(&rtp);
 }
 
+/* Congestion control feedback over real sockets: packets numbered by a
+ * transport-wide sequence number (element 3), some lost, one reordered,
+ * arriving 1 ms apart; after each marker bit a compound with RR, SDES,
+ * transport-wide feedback (FMT 15) and RFC 8888 feedback (FMT 11) goes to
+ * the RTCP destination, and the two together say of every packet whether
+ * and when it arrived. A lone forged jump changes nothing. */
+static void test_ccfb_feedback(void)
+{
+  urtp_sock_config_t rc = { .bind_addr = "127.0.0.1", .dscp = -1, .tx_mode = URTP_IO_PLAIN,
+                            .rx_mode = URTP_IO_MMSG };
+  static urtp_sock_t peer;
+  REQUIRE(urtp_sock_open(&peer, &rc) == 0);
+  static urtp_rx_t rx;
+  REQUIRE(urtp_rx_init(&rx, 16, 1500) == 0);
+  urtp_recvstream_config_t c = { .codec = URTP_CODEC_H265, .pt = PT, .ssrc = -1,
+                                 .latency = 50 * MS, .twcc_id = 3, .rfc8888 = true };
+  urtp_recvstream_t *r = mkstream(&c);
+  REQUIRE(r);
+  char port[8];
+  snprintf(port, sizeof port, "%d", urtp_sock_local_port(&peer));
+  urtp_rtcpio_config_t ic = { .bind_addr = "127.0.0.1", .remote_addr = "127.0.0.1",
+                              .remote_port = (uint16_t)atoi(port) };
+  static urtp_rtcpio_t io;
+  REQUIRE(urtp_rtcpio_open(&io, &ic, 0) == 0);
+  urtp_recvstream_rtcp_service(r, &io, 0, 0);   /* learns the destination */
+
+  static sender_t s;
+  static au_t a;
+  sender_init(&s, 0x2222, 65500, 1000);         /* RTP numbers wrap too */
+  urtp_hdrext_block_t blk;
+  REQUIRE(urtp_hdrext_seal(NULL, 3, &blk) == 0);
+  urtp_tw_counter_t tw = 65530;                 /* ... and transport-wide ones */
+  urtp_pay_set_hdrext(&s.pay, &blk, &tw);
+
+  /* what was sent (by transport-wide number - 65530): lost or arrival */
+  static int64_t arrived[4096];
+  static bool seen[4096], told[4096];
+  size_t total = 0, compounds = 0, bad = 0;
+  uint64_t t = SEC;
+  uint8_t held[1500];
+  size_t held_len = 0, held_idx = 0;
+  for (int i = 0; i < 12; i++) {
+    make_au(&a, i, 10);
+    sender_au(&s, &a, i);
+    for (size_t k = 0; k < s.ndg; k++, total++) {
+      arrived[total] = INT64_MIN;
+      if (total % 13 == 7)
+        continue;                               /* lost */
+      if (total % 29 == 3 && k + 2 < s.ndg && (total + 1) % 13 != 7) {
+        memcpy(held, s.dg[k], s.dg_len[k]);     /* comes after the next */
+        held_len = s.dg_len[k];
+        held_idx = total;
+        continue;
+      }
+      t += MS;
+      urtp_recvstream_push_one(r, s.dg[k], s.dg_len[k], NULL, t);
+      arrived[total] = (int64_t)(t / 1000);
+      if (held_len) {
+        t += MS;
+        urtp_recvstream_push_one(r, held, held_len, NULL, t);
+        arrived[held_idx] = (int64_t)(t / 1000);
+        held_len = 0;
+      }
+    }
+    drain(r);
+    if (i == 5) {
+      /* a stranger's lone jump, with the source's SSRC and a number it
+       * sent (so it is taken in, then a duplicate) */
+      urtp_tw_counter_t far = 20000;
+      urtp_pay_set_hdrext(&s.pay, &blk, &far);
+      uint16_t save = s.pay.seq;
+      s.pay.seq = (uint16_t)(save - 1);
+      au_t one;
+      memset(&one, 0, offsetof(au_t, annexb));
+      add_nal(&one, 1, 100);
+      urtp_batch_clear(&s.batch);
+      urtp_pay_nals(&s.pay, one.nals, one.n, s.ts0 + (uint32_t)i * 3000u, false, &s.batch);
+      size_t n = urtp_batch_copy_pkt(&s.batch, 0, s.dg[0], 1500);
+      urtp_recvstream_push_one(r, s.dg[0], n, NULL, t);
+      s.pay.seq = save;
+      urtp_pay_set_hdrext(&s.pay, &blk, &tw);
+      drain(r);
+    }
+    if (arrived[total - 1] != INT64_MIN)
+      CHECK_EQ(urtp_recvstream_feedback_deadline(r), 0);   /* a marker came */
+    else if (i == 11)
+      t += URTP_RECVSTREAM_CCFB_MAX_INTERVAL;              /* due all the same */
+    urtp_recvstream_rtcp_service(r, &io, t, t);
+    CHECK(arrived[total - 1] == INT64_MIN ||
+          urtp_recvstream_feedback_deadline(r) == UINT64_MAX);
+    int n = urtp_sock_recv(&peer, &rx, 1000);
+    for (int d = 0; d < n; d++, compounds++) {
+      const uint8_t *b = rx.dgrams[d].data;
+      size_t len = rx.dgrams[d].len, off = 0;
+      bool rr = false;
+      while (off + 4 <= len) {
+        size_t plen = ((size_t)(b[off + 2] << 8 | b[off + 3]) + 1) * 4;
+        REQUIRE(off + plen <= len);
+        rr |= b[off + 1] == 201;
+        static urtp_ccfb_pkt_t fb[URTP_TWCC_MAX_PACKETS];
+        size_t got = 0;
+        if (b[off + 1] == URTP_RTCP_RTPFB && (b[off] & 31) == URTP_CCFB_FMT_TWCC) {
+          urtp_twcc_info_t info;
+          CHECK(urtp_twcc_parse(b + off, plen, &info, fb, URTP_TWCC_MAX_PACKETS, &got) == 0);
+          CHECK_EQ(info.media_ssrc, 0x2222);
+          for (size_t j = 0; j < got; j++) {
+            size_t x = (uint16_t)(fb[j].seq - 65530);
+            if (x >= total || told[x] ||
+                fb[j].received != (arrived[x] != INT64_MIN) ||
+                (fb[j].received && fb[j].arrival_us / 250 != arrived[x] / 250))
+              bad++;
+            told[x] = true;
+          }
+        } else if (b[off + 1] == URTP_RTCP_RTPFB && (b[off] & 31) == URTP_CCFB_FMT_RFC8888) {
+          uint32_t sender;
+          uint64_t rep;
+          CHECK(urtp_rfc8888_parse(b + off, plen, &sender, &rep, fb, URTP_TWCC_MAX_PACKETS,
+                                   &got) == 0);
+          CHECK_EQ(sender, urtp_recvstream_rtcp_ssrc(r));
+          for (size_t j = 0; j < got; j++) {
+            /* RTP numbers from 65500, one per packet: the same order */
+            size_t x = (uint16_t)(fb[j].seq - 65500);
+            if (x >= total || seen[x] || fb[j].ssrc != 0x2222 ||
+                fb[j].received != (arrived[x] != INT64_MIN))
+              bad++;
+            /* within a 1/1024 s step of the truth */
+            if (fb[j].received &&
+                llabs((long long)(fb[j].arrival_us - arrived[x]) -
+                      (long long)(rep - t / 1000)) > 1000)
+              bad++;
+            seen[x] = true;
+          }
+        }
+        off += plen;
+      }
+      CHECK(rr);
+    }
+  }
+  /* everything up to the last that arrived (what is lost after it is
+   * known lost only once a later one arrives) */
+  size_t missing = 0, last = total - 1;
+  while (arrived[last] == INT64_MIN)
+    last--;
+  for (size_t x = 0; x <= last; x++)
+    missing += !told[x] + !seen[x];
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(missing, 0);
+  CHECK(compounds >= 10);
+  urtp_recvstream_stats_t st;
+  urtp_recvstream_stats(r, &st);
+  CHECK_EQ(st.ccfb_sent, compounds);
+  CHECK_EQ(st.ccfb_strays, 1);
+  CHECK_EQ(st.twcc_recorded, total - total / 13 - (total % 13 > 7) + 1);
+
+  urtp_rtcpio_close(&io);
+  sender_free(&s);
+  urtp_recvstream_free(r);
+  frames_reset();
+  urtp_rx_destroy(&rx);
+  urtp_sock_close(&peer);
+}
+
 static volatile int reader_stop;
 static size_t torn, snapshots;
 
@@ -1108,5 +1272,6 @@ int main(void)
   TAP_RUN(test_stats_thread);
   TAP_RUN(test_rtcp);
   TAP_RUN(test_rtcp_mux_sockets);
+  TAP_RUN(test_ccfb_feedback);
   return tap_done();
 }

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test_congestion - congestion control between our elements and
+ * GStreamer's stock ones, on loopback:
+ *
+ *  1. rtph264pay (rtphdrexttwcc) ! rtpbin -> uvgrtpsrc: our transport-wide
+ *     feedback is read by rtpbin's session, which hands it upstream as the
+ *     RTPTWCCPackets event rtpgccbwe reads; every packet rtpbin sent is in
+ *     it, received, with arrival times that follow the send times.
+ *  2. uvgrtpsink -> rtpbin (its TWCC feedback): our sink matches rtpbin's
+ *     feedback against what it sent: every packet acknowledged once, none
+ *     lost, nothing unknown.
+ */
+#include <string.h>
+
+#include <gst/app/gstappsrc.h>
+#include <gst/check/gstcheck.h>
+#include <gst/rtp/rtp.h>
+
+#include "rtcputil.h"
+#include "streamutil.h"
+
+#define FPS 30
+#define FRAMES 60
+#define URI_TWCC "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+
+static Stream h264;
+
+/* Plays tx and pushes st into its appsrc "in" in real time, a frame every
+ * 1/FPS s, so that what rtpbin's session sees is when each packet goes.
+ * No EOS: a sending rtpbin's session takes no RTCP after it, and the
+ * feedback on the last frame comes after the last frame. */
+static void
+push_live (GstElement * tx, Stream * st)
+{
+  GstElement *in = gst_bin_get_by_name (GST_BIN (tx), "in");
+  gint64 t0;
+
+  g_object_set (in, "caps", st->caps, NULL);
+  play (tx);
+  t0 = g_get_monotonic_time ();
+  for (guint i = 0; i < st->aus->len; i++) {
+    GstBuffer *b = gst_buffer_copy (g_ptr_array_index (st->aus, i));
+    gint64 due = t0 + (gint64) i * G_USEC_PER_SEC / FPS;
+    if (due > g_get_monotonic_time ())
+      g_usleep ((gulong) (due - g_get_monotonic_time ()));
+    /* appsrc's do-timestamp: the running time it is pushed at */
+    GST_BUFFER_PTS (b) = GST_BUFFER_DTS (b) = GST_CLOCK_TIME_NONE;
+    GST_BUFFER_DURATION (b) = GST_SECOND / FPS;
+    fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (in), b),
+        GST_FLOW_OK);
+  }
+  gst_object_unref (in);
+}
+
+static Stream *
+stream_h264 (void)
+{
+  stream_encode (&h264, FRAMES, FPS, "x264enc key-int-max=30 "
+      "tune=zerolatency speed-preset=ultrafast bitrate=1500 ! h264parse ! "
+      "video/x-h264,stream-format=byte-stream,alignment=au ! appsink "
+      "name=sink sync=false");
+  return &h264;
+}
+
+/* What rtpbin's RTPTWCCPackets events said, per transport-wide number. */
+typedef struct
+{
+  GMutex lock;
+  guint events;
+  guint reports;                /* packets reported, repeats included */
+  GHashTable *received;         /* seqnum -> remote-ts + 1 */
+  GHashTable *local;            /* seqnum -> local-ts + 1 */
+  guint lost;
+} TwccSeen;
+
+static GstPadProbeReturn
+on_upstream_event (GstPad * pad, GstPadProbeInfo * info, gpointer user)
+{
+  TwccSeen *seen = user;
+  GstEvent *ev = GST_PAD_PROBE_INFO_EVENT (info);
+  const GstStructure *s = gst_event_get_structure (ev);
+  const GValue *arr;
+
+  if (!s || !gst_structure_has_name (s, "RTPTWCCPackets"))
+    return GST_PAD_PROBE_OK;
+  arr = gst_structure_get_value (s, "packets");
+  g_mutex_lock (&seen->lock);
+  seen->events++;
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS;
+  fail_unless (arr != NULL && G_VALUE_HOLDS_BOXED (arr));
+  {
+    GValueArray *va = g_value_get_boxed (arr);
+    for (guint i = 0; i < va->n_values; i++) {
+      const GstStructure *p =
+          gst_value_get_structure (g_value_array_get_nth (va, i));
+      guint seqnum = 0;
+      GstClockTime remote = GST_CLOCK_TIME_NONE, local = GST_CLOCK_TIME_NONE;
+      gboolean lost = FALSE;
+
+      gst_structure_get_uint (p, "seqnum", &seqnum);
+      gst_structure_get_clock_time (p, "remote-ts", &remote);
+      gst_structure_get_clock_time (p, "local-ts", &local);
+      gst_structure_get_boolean (p, "lost", &lost);
+      seen->reports++;
+      if (lost) {
+        seen->lost++;
+        continue;
+      }
+      if (GST_CLOCK_TIME_IS_VALID (remote))
+        g_hash_table_insert (seen->received, GUINT_TO_POINTER (seqnum),
+            GSIZE_TO_POINTER ((gsize) remote + 1));
+      if (GST_CLOCK_TIME_IS_VALID (local))
+        g_hash_table_insert (seen->local, GUINT_TO_POINTER (seqnum),
+            GSIZE_TO_POINTER ((gsize) local + 1));
+    }
+  }
+  G_GNUC_END_IGNORE_DEPRECATIONS;
+  g_mutex_unlock (&seen->lock);
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_twcc_feedback_to_rtpbin)
+{
+  Stream *st = stream_h264 ();
+  gint port = free_ports (4);
+  GstElement *tx, *rx, *pay, *src;
+  GstRTPHeaderExtension *ext;
+  GstPad *pad;
+  TwccSeen seen = { 0 };
+  GstStructure *ss;
+  guint64 sent, fb_sent;
+  guint64 first_remote = 0, first_local = 0;
+  guint checked = 0, off = 0;
+
+  g_mutex_init (&seen.lock);
+  seen.received = g_hash_table_new (NULL, NULL);
+  seen.local = g_hash_table_new (NULL, NULL);
+
+  /* ours: RTP on port, RTCP on port + 1, feedback to rtpbin's port + 2 */
+  rx = launchf ("uvgrtpsrc name=src address=127.0.0.1 port=%d "
+      "rtcp-remote-host=127.0.0.1 rtcp-remote-port=%d caps=\"application/x-rtp,"
+      "media=video,clock-rate=90000,encoding-name=H264,payload=96,"
+      "extmap-5=(string)" URI_TWCC "\" ! fakesink sync=false", port, port + 2);
+  play (rx);
+  tx = launchf ("appsrc name=in format=time is-live=true do-timestamp=true ! "
+      "rtph264pay name=pay pt=96 config-interval=-1 ! rb.send_rtp_sink_0 "
+      "rtpbin name=rb rb.send_rtp_src_0 ! udpsink host=127.0.0.1 port=%d "
+      "sync=false async=false "
+      "rb.send_rtcp_src_0 ! udpsink host=127.0.0.1 port=%d sync=false "
+      "async=false udpsrc address=127.0.0.1 port=%d "
+      "caps=application/x-rtcp ! rb.recv_rtcp_sink_0", port, port + 1,
+      port + 2);
+  pay = gst_bin_get_by_name (GST_BIN (tx), "pay");
+  ext = gst_rtp_header_extension_create_from_uri (URI_TWCC);
+  fail_unless (ext != NULL, "no rtphdrexttwcc");
+  gst_rtp_header_extension_set_id (ext, 5);
+  g_signal_emit_by_name (pay, "add-extension", ext);
+  gst_object_unref (ext);
+  pad = gst_element_get_static_pad (pay, "src");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_EVENT_UPSTREAM,
+      on_upstream_event, &seen, NULL);
+  gst_object_unref (pad);
+
+  /* the stream takes 2 s; the last feedback comes
+   * after its last frame: done when rtpbin has heard of every packet our
+   * element took and no more came for 0.5 s (a sending rtpbin's EOS comes
+   * by RTCP's timing, if at all) */
+  push_live (tx, st);
+  {
+    guint64 last = 0;
+    gint still = 0;
+    for (gint k = 0; k < 100 && still < 5; k++) {
+      guint n;
+      g_usleep (100000);
+      g_mutex_lock (&seen.lock);
+      n = g_hash_table_size (seen.received);
+      g_mutex_unlock (&seen.lock);
+      ss = stats_of (rx, "src");
+      sent = u64 (ss, "packets");
+      fb_sent = u64 (ss, "ccfb-sent");
+      gst_structure_free (ss);
+      still = sent > 0 && sent == last && n >= sent ? still + 1 : 0;
+      last = sent;
+    }
+  }
+  src = gst_bin_get_by_name (GST_BIN (rx), "src");
+  ss = NULL;
+  g_object_get (src, "stats", &ss, NULL);
+  fail_unless_equals_uint64 (u64 (ss, "twcc-packets"), sent);
+  gst_structure_free (ss);
+  gst_object_unref (src);
+
+  g_mutex_lock (&seen.lock);
+  GST_INFO ("%u events, %u reports, %u received, %u lost; %" G_GUINT64_FORMAT
+      " packets, %" G_GUINT64_FORMAT " feedbacks", seen.events, seen.reports,
+      g_hash_table_size (seen.received), seen.lost, sent, fb_sent);
+  fail_unless (seen.events > 0, "rtpbin read none of our feedback");
+  fail_unless (fb_sent >= FRAMES / 2);
+  /* every packet, received, none lost on loopback */
+  fail_unless_equals_int (g_hash_table_size (seen.received), sent);
+  fail_unless_equals_int (seen.lost, 0);
+  /* arrival times follow send times (a frame every 33 ms): each arrival
+   * is within 20 ms of its send time plus the first's offset (250 us
+   * steps, loopback, two threads' scheduling) */
+  {
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init (&it, seen.received);
+    while (g_hash_table_iter_next (&it, &k, &v)) {
+      gsize local = GPOINTER_TO_SIZE (g_hash_table_lookup (seen.local, k));
+      gint64 d;
+      if (!local)
+        continue;
+      if (!first_remote) {
+        first_remote = GPOINTER_TO_SIZE (v);
+        first_local = local;
+      }
+      d = ((gint64) GPOINTER_TO_SIZE (v) - (gint64) first_remote) -
+          ((gint64) local - (gint64) first_local);
+      checked++;
+      if (ABS (d) > 20 * GST_MSECOND)
+        off++;
+    }
+  }
+  g_mutex_unlock (&seen.lock);
+  fail_unless (checked >= sent / 2, "%u of %" G_GUINT64_FORMAT " timed",
+      checked, sent);
+  fail_unless (off <= checked / 20, "%u of %u arrivals off their send times",
+      off, checked);
+
+  gst_object_unref (pay);
+  stop (tx);
+  stop (rx);
+  g_hash_table_unref (seen.received);
+  g_hash_table_unref (seen.local);
+  g_mutex_clear (&seen.lock);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_twcc_feedback_from_rtpbin)
+{
+  Stream *st = stream_h264 ();
+  gint port = free_ports (4);
+  GstElement *tx, *rx;
+  GstStructure *ss = NULL;
+  guint64 packets = 0, acked = 0;
+
+  rx = launchf ("rtpbin name=rb rtp-profile=avpf udpsrc address=127.0.0.1 "
+      "port=%d caps=\"application/x-rtp,media=video,clock-rate=90000,"
+      "encoding-name=H264,payload=96,extmap-5=(string)" URI_TWCC "\" ! "
+      "rb.recv_rtp_sink_0 udpsrc address=127.0.0.1 port=%d ! "
+      "rb.recv_rtcp_sink_0 rb.send_rtcp_src_0 ! udpsink host=127.0.0.1 "
+      "port=%d sync=false async=false rb. ! rtph264depay ! fakesink "
+      "sync=false", port, port + 1, port + 3);
+  set_rtpbin_interval (rx);
+  play (rx);
+  tx = launchf ("appsrc name=in format=time is-live=true do-timestamp=true ! "
+      "uvgrtpsink name=sink host=127.0.0.1 port=%d rtcp-bind-port=%d "
+      "rtp-caps=\"application/x-rtp,extmap-5=(string)" URI_TWCC "\"", port,
+      port + 3);
+  push_live (tx, st);
+  /* rtpbin's feedback comes with its RTCP (early with AVPF) */
+  for (gint k = 0; k < 60; k++) {
+    g_usleep (100000);
+    if (ss)
+      gst_structure_free (ss);
+    ss = stats_of (tx, "sink");
+    packets = u64 (ss, "packets");
+    acked = u64 (ss, "ccfb-acked");
+    if (k > 25 && acked >= packets)
+      break;
+  }
+  GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
+  fail_unless (u64 (ss, "ccfb-received") > 0, "no feedback taken");
+  fail_unless_equals_uint64 (acked, packets);
+  fail_unless_equals_uint64 (u64 (ss, "ccfb-lost"), 0);
+  fail_unless_equals_uint64 (u64 (ss, "ccfb-unknown"), 0);
+  fail_unless_equals_uint64 (u64 (ss, "ccfb-malformed"), 0);
+  gst_structure_free (ss);
+  stop (tx);
+  stop (rx);
+}
+
+GST_END_TEST;
+
+static Suite *
+congestion_suite (void)
+{
+  Suite *s = suite_create ("uvgrtp-congestion");
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 120);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_twcc_feedback_to_rtpbin);
+  tcase_add_test (tc, test_twcc_feedback_from_rtpbin);
+  return s;
+}
+
+GST_CHECK_MAIN (congestion);
