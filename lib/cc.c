@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "urtp/cc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GROUP_GAP_US 2500         /* a longer pause in sending ends a group */
+#define GROUP_SPAN_US 50000       /* ... and so does this much sending */
+#define TRAIN_MIN_PACKETS 5
+#define DELIVERED_WINDOW_US 500000
+#define DELIVERED_MIN_SPAN_US 200000
+#define TRAIN_WINDOW_US 1000000
+#define LOSS_WINDOW 20
+#define TREND_GAIN 4.0
+#define TREND_MAX_DELTAS 60
+#define THRESHOLD_INIT 12.5
+#define K_UP 0.0087
+#define K_DOWN 0.039
+#define OVERUSE_TIME_US 10000
+#define BETA 0.85
+#define QUEUE_BETA 0.95
+#define QUEUE_DRAIN_US 300000
+#define RAISE_SHARE 0.9
+#define QUEUE_WINDOW_US 100000
+#define PROBE_ABOVE 1.25
+#define PROBE_FACTOR 2.0
+#define PROBE_INTERVAL_US 1000000
+#define RTT_MEMORY_US 5000000
+
+void urtp_cc_init(urtp_cc_t *cc, const urtp_cc_config_t *cfg)
+{
+  memset(cc, 0, sizeof(*cc));
+  cc->cfg.min_bps = cfg && cfg->min_bps ? cfg->min_bps : URTP_CC_DEFAULT_MIN;
+  cc->cfg.max_bps = cfg && cfg->max_bps ? cfg->max_bps : URTP_CC_DEFAULT_MAX;
+  if (cc->cfg.max_bps < cc->cfg.min_bps)
+    cc->cfg.max_bps = cc->cfg.min_bps;
+  cc->cfg.start_bps = cfg && cfg->start_bps ? cfg->start_bps : URTP_CC_DEFAULT_START;
+  cc->target = (double)cc->cfg.start_bps;
+  urtp_cc_set_bounds(cc, 0, 0);
+  cc->threshold = THRESHOLD_INIT;
+  cc->base_slot = -1;
+  for (size_t i = 0; i < URTP_CC_BASE_SLOTS; i++)
+    cc->base[i] = INT64_MAX;
+  cc->last_cut = cc->last_raise = INT64_MIN / 2;
+}
+
+void urtp_cc_set_bounds(urtp_cc_t *cc, uint64_t min_bps, uint64_t max_bps)
+{
+  if (min_bps)
+    cc->cfg.min_bps = min_bps;
+  if (max_bps)
+    cc->cfg.max_bps = max_bps;
+  if (cc->cfg.max_bps < cc->cfg.min_bps)
+    cc->cfg.max_bps = cc->cfg.min_bps;
+  if (cc->target < (double)cc->cfg.min_bps)
+    cc->target = (double)cc->cfg.min_bps;
+  if (cc->target > (double)cc->cfg.max_bps)
+    cc->target = (double)cc->cfg.max_bps;
+}
+
+uint64_t urtp_cc_target(const urtp_cc_t *cc)
+{
+  return (uint64_t)cc->target;
+}
+
+static double capacity_estimate(const urtp_cc_t *cc, int64_t now, bool *measured);
+
+uint64_t urtp_cc_pacing(const urtp_cc_t *cc)
+{
+  double p = cc->target * URTP_CC_PACING_FACTOR;
+  bool measured;
+  double c = capacity_estimate(cc, cc->last_update, &measured);
+  if (c > 0) {
+    double cap = PROBE_ABOVE * c;
+    if (cap < 1.1 * cc->target)
+      cap = 1.1 * cc->target;
+    if (p > cap)
+      p = cap;
+  }
+  return (uint64_t)p;
+}
+
+uint64_t urtp_cc_pacing_for(urtp_cc_t *cc, size_t bytes, bool backlog, int64_t now)
+{
+  double avg = cc->frame_avg;
+  bool key = avg > 0 && (double)bytes > 2 * avg;
+  cc->frame_avg = avg > 0 ? 0.95 * avg + 0.05 * (double)bytes : (double)bytes;
+  uint64_t p = urtp_cc_pacing(cc);
+  bool measured;
+  double c = capacity_estimate(cc, cc->last_update, &measured);
+  if (c <= 0)
+    return p;
+  double floor = c > cc->target ? c : cc->target;
+  if (!key && now - cc->last_probe >= PROBE_INTERVAL_US) {
+    /* a probe: this frame at twice what is known */
+    cc->last_probe = now;
+    cc->st.probes++;
+    return (uint64_t)(PROBE_FACTOR * floor);
+  }
+  /* the capacity, or a little above the target so that a backlog drains */
+  if ((backlog || key) && (double)p > floor) {
+    double k = 1.02 * cc->target > c ? 1.02 * cc->target : c;
+    p = (uint64_t)((double)p < k ? (double)p : k);
+  }
+  return p;
+}
+
+/* --- what arrived ---------------------------------------------------------- */
+
+static void delivered_add(urtp_cc_t *cc, int64_t arrival, uint32_t bytes)
+{
+  cc->ack[cc->ack_head] = (urtp_cc_ack_t){ arrival, bytes };
+  cc->ack_head = (cc->ack_head + 1) % URTP_CC_ACK_RING;
+  if (cc->ack_n < URTP_CC_ACK_RING)
+    cc->ack_n++;
+}
+
+/* Bits per second over the last DELIVERED_WINDOW_US of arrivals; 0 while
+ * they span too little to say. */
+static double delivered_rate(const urtp_cc_t *cc)
+{
+  if (!cc->ack_n)
+    return 0;
+  int64_t newest = INT64_MIN, oldest = INT64_MAX;
+  for (size_t i = 0; i < cc->ack_n; i++) {
+    int64_t a = cc->ack[(cc->ack_head + URTP_CC_ACK_RING - 1 - i) % URTP_CC_ACK_RING].arrival;
+    if (a > newest)
+      newest = a;
+  }
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < cc->ack_n; i++) {
+    const urtp_cc_ack_t *e = &cc->ack[(cc->ack_head + URTP_CC_ACK_RING - 1 - i) %
+                                           URTP_CC_ACK_RING];
+    if (e->arrival < newest - DELIVERED_WINDOW_US)
+      continue;
+    bytes += e->bytes;
+    if (e->arrival < oldest)
+      oldest = e->arrival;
+  }
+  int64_t span = newest - oldest;
+  if (span < DELIVERED_MIN_SPAN_US)
+    return 0;
+  return (double)bytes * 8e6 / (double)span;
+}
+
+/* --- queue: one-way delay over its recent minimum -------------------------- */
+
+/* The slot of second s (any sign). */
+static size_t base_idx(int64_t s)
+{
+  int64_t m = s % URTP_CC_BASE_SLOTS;
+  return (size_t)(m < 0 ? m + URTP_CC_BASE_SLOTS : m);
+}
+
+static void base_add(urtp_cc_t *cc, int64_t send, int64_t owd)
+{
+  int64_t slot = send >= 0 ? send / 1000000 : -((-send + 999999) / 1000000);
+  if (cc->base_slot < 0 || slot > cc->base_slot) {
+    int64_t from = cc->base_slot < 0 || slot - cc->base_slot > URTP_CC_BASE_SLOTS
+                       ? slot - URTP_CC_BASE_SLOTS + 1 : cc->base_slot + 1;
+    for (int64_t s = from; s <= slot; s++)
+      cc->base[base_idx(s)] = INT64_MAX;
+    cc->base_slot = slot;
+  } else if (slot <= cc->base_slot - URTP_CC_BASE_SLOTS) {
+    return;                     /* older than the window */
+  }
+  int64_t *b = &cc->base[base_idx(slot)];
+  if (owd < *b)
+    *b = owd;
+}
+
+static int64_t base_min(const urtp_cc_t *cc)
+{
+  int64_t m = INT64_MAX;
+  for (size_t i = 0; i < URTP_CC_BASE_SLOTS; i++)
+    if (cc->base[i] < m)
+      m = cc->base[i];
+  return m;
+}
+
+/* --- groups: the delay gradient and the trains ------------------------------ */
+
+static void trend_add(urtp_cc_t *cc, double x, double y)
+{
+  cc->tx[cc->tpos] = x;
+  cc->ty[cc->tpos] = y;
+  cc->tpos = (cc->tpos + 1) % URTP_CC_TREND_WINDOW;
+  if (cc->tn < URTP_CC_TREND_WINDOW)
+    cc->tn++;
+  if (cc->tn < URTP_CC_TREND_WINDOW)
+    return;
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < cc->tn; i++) {
+    mx += cc->tx[i];
+    my += cc->ty[i];
+  }
+  mx /= (double)cc->tn;
+  my /= (double)cc->tn;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < cc->tn; i++) {
+    num += (cc->tx[i] - mx) * (cc->ty[i] - my);
+    den += (cc->tx[i] - mx) * (cc->tx[i] - mx);
+  }
+  if (den > 0) {
+    cc->prev_trend = cc->trend;
+    cc->trend = num / den;
+  }
+}
+
+/* Compares the trend with the threshold at `now` (arrival clock), which
+ * follows it (GCC's adaptive threshold). */
+static void detect(urtp_cc_t *cc, int64_t now)
+{
+  if (cc->tn < URTP_CC_TREND_WINDOW) {
+    cc->usage = URTP_CC_NORMAL;
+    return;
+  }
+  unsigned d = cc->deltas < TREND_MAX_DELTAS ? cc->deltas : TREND_MAX_DELTAS;
+  double m = (double)d * cc->trend * TREND_GAIN;
+  cc->st.trend = m;
+  int64_t dt = cc->last_threshold ? now - cc->last_threshold : 0;
+  if (dt > 100000)
+    dt = 100000;
+  if (dt < 0)
+    dt = 0;
+  cc->last_threshold = now;
+  if (m > cc->threshold) {
+    if (!cc->over_since)
+      cc->over_since = now ? now : 1;
+    cc->over_count++;
+    if (now - cc->over_since >= OVERUSE_TIME_US && cc->over_count > 1 &&
+        cc->trend >= cc->prev_trend) {
+      cc->usage = URTP_CC_OVERUSE;
+      cc->over_since = 0;
+      cc->over_count = 0;
+    }
+  } else {
+    cc->over_since = 0;
+    cc->over_count = 0;
+    cc->usage = m < -cc->threshold ? URTP_CC_UNDERUSE : URTP_CC_NORMAL;
+  }
+  /* a jump far beyond the threshold (a route change) does not move it */
+  double a = fabs(m);
+  if (a <= cc->threshold + 15) {
+    double k = a < cc->threshold ? K_DOWN : K_UP;
+    /* GCC's k per ms, as an exponential approach: stable whatever the
+     * time between groups (a frame's, here) */
+    cc->threshold += (a - cc->threshold) * (1 - exp(-k * (double)dt / 1000.0));
+    if (cc->threshold < 6)
+      cc->threshold = 6;
+    if (cc->threshold > 600)
+      cc->threshold = 600;
+  }
+}
+
+static void train_sample(urtp_cc_t *cc, int64_t at, double bps, bool measured)
+{
+  cc->trains[cc->trains_head] = (urtp_cc_train_t){ at, bps, measured };
+  cc->trains_head = (cc->trains_head + 1) % URTP_CC_TRAINS;
+  if (cc->trains_n < URTP_CC_TRAINS)
+    cc->trains_n++;
+}
+
+/* A group ended: its head against the previous group's head (the delay
+ * its first packet met: a queue our own burst built behind it does not
+ * count), and its spread as a train. */
+static void group_done(urtp_cc_t *cc, const urtp_cc_group_t *g, int64_t first_arrival,
+                       uint64_t bytes, unsigned n, int64_t now)
+{
+  if (cc->prev.valid) {
+    int64_t send_d = g->first_send - cc->prev.first_send;
+    int64_t arr_d = first_arrival - cc->prev.last_arrival;
+    double d = (double)(arr_d - send_d) / 1000.0;
+    if (fabs(d) > 1000) {
+      /* a jump of a second: a new path, or the receiver's clock; start over */
+      cc->acc = cc->smoothed = 0;
+      cc->tn = cc->tpos = 0;
+      cc->deltas = 0;
+    } else {
+      cc->acc += d;
+      cc->smoothed = 0.9 * cc->smoothed + 0.1 * cc->acc;
+      if (cc->deltas < UINT32_MAX)
+        cc->deltas++;
+      trend_add(cc, (double)(first_arrival - cc->first_arrival) / 1000.0, cc->smoothed);
+      detect(cc, first_arrival);
+    }
+  } else {
+    cc->first_arrival = first_arrival;
+  }
+  /* prev keeps the head's times (last_arrival holds its arrival) */
+  cc->prev = (urtp_cc_group_t){ g->first_send, g->last_send, first_arrival, true };
+  if (n < TRAIN_MIN_PACKETS || !bytes)
+    return;
+  int64_t send_span = g->last_send - g->first_send;
+  int64_t arr_span = cc->train.last_arrival - cc->train.first_arrival;
+  if (arr_span <= 0)
+    return;
+  /* spread: arriving slower than sent, beyond the receiver's 250 us steps */
+  if (arr_span > send_span + send_span / 10 + 250)
+    train_sample(cc, now, (double)bytes * 8e6 / (double)arr_span, true);
+  else
+    train_sample(cc, now, (double)bytes * 8e6 / (double)(arr_span > send_span ? arr_span :
+                                                          send_span > 0 ? send_span : 1),
+                 false);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The capacity the last second's trains say: the median of those the path
+ * spread (*measured: three or more), or the largest lower bound when that
+ * is more; 0: none. */
+static double capacity_estimate(const urtp_cc_t *cc, int64_t now, bool *measured)
+{
+  double v[URTP_CC_TRAINS], lb = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < cc->trains_n; i++) {
+    const urtp_cc_train_t *t = &cc->trains[i];
+    if (t->at < now - TRAIN_WINDOW_US)
+      continue;
+    if (t->measured)
+      v[n++] = t->bps;
+    else if (t->bps > lb)
+      lb = t->bps;
+  }
+  *measured = n >= 3;
+  if (!*measured)
+    return lb;
+  qsort(v, n, sizeof v[0], cmp_double);
+  return v[n / 2] > lb ? v[n / 2] : lb;
+}
+
+/* --- the target ------------------------------------------------------------- */
+
+static void cut(urtp_cc_t *cc, double to, int64_t now, uint64_t *counter)
+{
+  if (to < cc->target) {
+    cc->target = to;
+    (*counter)++;
+  }
+  cc->last_cut = now;
+}
+
+/* Remembers the delivered rate at a cut as the capacity, averaged (GCC's
+ * average max bitrate, in bits/s, with its variance). */
+static void capacity_seen(urtp_cc_t *cc, double rate)
+{
+  if (rate <= 0)
+    return;
+  if (!cc->cap_valid || fabs(rate - cc->cap_avg) > 3 * sqrt(cc->cap_var)) {
+    cc->cap_avg = rate;
+    cc->cap_var = (0.1 * rate) * (0.1 * rate);
+    cc->cap_valid = true;
+    return;
+  }
+  cc->cap_avg = 0.95 * cc->cap_avg + 0.05 * rate;
+  double e = rate - cc->cap_avg;
+  cc->cap_var = 0.95 * cc->cap_var + 0.05 * e * e;
+}
+
+static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known)
+{
+  double dt = cc->last_update ? (double)(now - cc->last_update) / 1e6 : 0;
+  if (dt < 0)
+    dt = 0;
+  if (dt > 1)
+    dt = 1;
+  cc->last_update = now;
+  double delivered = cc->delivered;
+  int64_t response = (cc->rtt > 0 ? cc->rtt : 100000) + 100000;
+  bool may_cut = now - cc->last_cut >= response;
+  bool measured;
+  double cap = capacity_estimate(cc, now, &measured);
+  /* the capacity last cut at is forgotten once the target is well past it
+   * (GCC's three deviations), or the trains show well more */
+  if (cc->cap_valid && (cc->target > cc->cap_avg + 3 * sqrt(cc->cap_var) ||
+                        cap > 1.2 * cc->cap_avg))
+    cc->cap_valid = false;
+
+  /* loss, over each LOSS_WINDOW packets or more */
+  double loss = -1;
+  if (cc->win_total >= LOSS_WINDOW) {
+    loss = (double)cc->win_lost / (double)cc->win_total;
+    cc->st.loss = loss;
+    cc->win_lost = cc->win_total = 0;
+  }
+
+  if (cc->usage == URTP_CC_OVERUSE) {
+    if (may_cut) {
+      capacity_seen(cc, delivered);
+      cut(cc, BETA * (delivered > 0 ? delivered : cc->target), now, &cc->st.overuses);
+    }
+  } else if (queue_known && queue > URTP_CC_QUEUE_TARGET) {
+    if (may_cut) {
+      /* below the delivered rate by enough to drain the queue in about
+       * QUEUE_DRAIN_US */
+      double f = QUEUE_BETA - (double)queue / QUEUE_DRAIN_US;
+      capacity_seen(cc, delivered);
+      cut(cc, (f < 0.5 ? 0.5 : f) * (delivered > 0 ? delivered : cc->target), now,
+          &cc->st.queue_cuts);
+    }
+  } else if (loss > 0.1) {
+    if (may_cut)
+      cut(cc, cc->target * (1 - 0.5 * loss), now, &cc->st.loss_cuts);
+  } else if (cc->usage == URTP_CC_NORMAL && loss <= 0.02 &&
+             (!queue_known || queue < URTP_CC_QUEUE_HOLD)) {
+    double t = cc->target;
+    if (cc->cap_valid && t > cc->cap_avg - 3 * sqrt(cc->cap_var)) {
+      /* near the capacity last seen: slowly, 2 %/s of it (and at least a
+       * packet per response time) */
+      double step = 0.02 * cc->cap_avg * dt, pkt = 1200 * 8 * dt * 1e6 / (double)response;
+      t += step > pkt ? step : pkt;
+    } else {
+      t *= pow(1.08, dt);
+    }
+    /* not beyond what the path has shown it carries, nor beyond the
+     * capacity the trains measured */
+    double ceiling = 1.5 * delivered + 10000;
+    if (measured && cap < ceiling)
+      ceiling = cap;
+    if ((delivered > 0 || measured) && t > ceiling)
+      t = cc->target > ceiling ? cc->target : ceiling;
+    cc->target = t;
+    /* the trains: new capacity, taken in steps of at most double */
+    double to = RAISE_SHARE * cap;
+    if (to > 2 * cc->target)
+      to = 2 * cc->target;
+    if (cc->cap_valid && to > cc->cap_avg)
+      to = cc->cap_avg;
+    if (to > cc->target * 1.05 && now - cc->last_raise >= response &&
+        now - cc->last_cut >= response) {
+      cc->target = to;
+      cc->last_raise = now;
+      cc->st.capacity_raises++;
+    }
+  }
+  urtp_cc_set_bounds(cc, 0, 0);
+}
+
+void urtp_cc_feedback(urtp_cc_t *cc, const urtp_twcc_result_t *r, size_t n, int64_t now)
+{
+  int64_t newest_send = INT64_MIN, least_owd = INT64_MAX;
+  cc->st.feedbacks++;
+  for (size_t i = 0; i < n; i++) {
+    cc->st.packets++;
+    cc->win_total++;
+    if (r[i].send_us > newest_send)
+      newest_send = r[i].send_us;
+    if (!r[i].received || r[i].arrival_us == INT64_MIN) {
+      cc->st.lost += !r[i].received;
+      cc->win_lost += !r[i].received;
+      continue;
+    }
+    int64_t send = r[i].send_us, arr = r[i].arrival_us;
+    delivered_add(cc, arr, r[i].size);
+    int64_t owd = arr - send;
+    base_add(cc, send, owd);
+    if (owd < least_owd)
+      least_owd = owd;
+    /* groups: a pause in sending, or a long one, ends the current */
+    if (cc->cur.valid && (send - cc->cur.last_send > GROUP_GAP_US ||
+                          send - cc->cur.first_send > GROUP_SPAN_US || send < cc->cur.first_send)) {
+      group_done(cc, &cc->cur, cc->train.first_arrival, cc->train.bytes, cc->train.n,
+                 now);
+      cc->cur.valid = false;
+    }
+    if (!cc->cur.valid) {
+      cc->cur = (urtp_cc_group_t){ send, send, arr, true };
+      cc->train.first_send = cc->train.last_send = send;
+      cc->train.first_arrival = cc->train.last_arrival = arr;
+      cc->train.bytes = 0;
+      cc->train.n = 1;
+      continue;
+    }
+    if (send > cc->cur.last_send)
+      cc->cur.last_send = send;
+    if (arr > cc->cur.last_arrival)
+      cc->cur.last_arrival = arr;
+    if (arr < cc->train.first_arrival)
+      cc->train.first_arrival = arr;
+    if (arr > cc->train.last_arrival)
+      cc->train.last_arrival = arr;
+    cc->train.bytes += r[i].size;
+    cc->train.n++;
+  }
+  /* the round trip: feedback comes right after the frame's last packet */
+  if (newest_send != INT64_MIN && now >= newest_send) {
+    int64_t rtt = now - newest_send;
+    if (!cc->rtt || rtt < cc->rtt || now - cc->rtt_at > RTT_MEMORY_US) {
+      cc->rtt = rtt;
+      cc->rtt_at = now;
+    }
+  }
+  cc->delivered = delivered_rate(cc);
+  if (least_owd != INT64_MAX) {
+    cc->qring[cc->qhead] = (urtp_cc_owd_t){ now, least_owd };
+    cc->qhead = (cc->qhead + 1) % URTP_CC_QUEUE_RING;
+  }
+  int64_t least = INT64_MAX;
+  for (size_t i = 0; i < URTP_CC_QUEUE_RING; i++)
+    if (cc->qring[i].at && cc->qring[i].at >= now - QUEUE_WINDOW_US && cc->qring[i].owd < least)
+      least = cc->qring[i].owd;
+  int64_t base = base_min(cc);
+  bool queue_known = least != INT64_MAX && base != INT64_MAX;
+  int64_t queue = queue_known ? least - base : 0;
+  if (queue_known)
+    cc->st.queue_us = queue;
+  update(cc, now, queue, queue_known);
+}
+
+void urtp_cc_stats(const urtp_cc_t *cc, urtp_cc_stats_t *out)
+{
+  *out = cc->st;
+  out->target_bps = urtp_cc_target(cc);
+  out->pacing_bps = urtp_cc_pacing(cc);
+  out->delivered_bps = (uint64_t)cc->delivered;
+  bool measured;
+  int64_t newest = INT64_MIN;
+  for (size_t i = 0; i < cc->trains_n; i++)
+    if (cc->trains[i].at > newest)
+      newest = cc->trains[i].at;
+  double cap = cc->trains_n ? capacity_estimate(cc, newest, &measured) : 0;
+  out->capacity_bps = (uint64_t)cap;
+  out->rtt_us = cc->rtt;
+  out->threshold = cc->threshold;
+  out->usage = cc->usage;
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * cc.h - congestion control: from what feedback says of the packets sent
+ * (twcc.h's results), the bitrate the encoder should produce and the rate
+ * the pacer should send at. docs/congestion.md says why it is built so.
+ *
+ * Four signals, each a bound on the target:
+ *  - The delay gradient (as GCC, draft-ietf-rmcat-gcc-02): packets are
+ *    grouped by send time (5 ms), the change of one-way delay between
+ *    groups is accumulated, smoothed, and its trend over the last 20 groups
+ *    compared with an adaptive threshold. A rising trend (a queue growing)
+ *    is overuse: the target drops to 0.85 x the delivered rate. Normal:
+ *    it grows, by 8 %/s while far from the last capacity seen, by a packet
+ *    per response time (round trip + 100 ms) near it.
+ *  - The queue: the least one-way delay of the last 500 ms (a key frame's
+ *    own backlog drains in less) over its minimum of the last 10 s. Past
+ *    URTP_CC_QUEUE_HOLD the target stops growing; past
+ *    URTP_CC_QUEUE_TARGET it drops below the delivered rate by enough to
+ *    drain the queue in 300 ms, once per response time: a standing queue
+ *    that a flat trend hides (a long drop-tail buffer filling slowly)
+ *    does not stay.
+ *  - The capacity, probed with the media itself: the pacer sends each
+ *    frame at URTP_CC_PACING_FACTOR x the target, and a train of packets
+ *    sent back to back arrives spread by the narrowest link on the path.
+ *    Its dispersion is that link's rate (or, not spread, a lower bound).
+ *    While no queue builds, the target rises towards 0.9 x the median of
+ *    the last second's trains, at most doubling per response time: new
+ *    capacity is found in a few round trips, without padding and without
+ *    loss. Once a capacity is known the pacer sends at no more than 1.25 x
+ *    it (a train still shows capacity a quarter above what is known), and
+ *    a key frame at no more than it: it is spread at the sender rather
+ *    than queued at the bottleneck ahead of the frames after it.
+ *    Delay is measured on the first packet of each group (packets sent
+ *    less than 2.5 ms apart): what a packet's own frame queued ahead of
+ *    it is not congestion.
+ *  - Loss: over each 20 packets or more, beyond 10 % the target is cut by
+ *    half the loss fraction (once per response time).
+ * Retransmissions count like media (they are in the feedback, and in the
+ * delivered rate), so the target is the budget for both.
+ *
+ * Promises: no allocation, no clock of its own (times are the caller's,
+ * us, one clock for send times and `now`; arrival times are the
+ * receiver's and only their differences are used); the target stays
+ * within [min, max]; nothing in the feedback (forged, reordered, repeated,
+ * out of range) can make it leave that range or stop it from moving.
+ */
+#ifndef URTP_CC_H
+#define URTP_CC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "twcc.h"
+
+#define URTP_CC_PACING_FACTOR 2.5
+#define URTP_CC_QUEUE_TARGET 20000      /* us of standing queue that cuts */
+#define URTP_CC_QUEUE_HOLD 5000         /* ... that stops increases */
+#define URTP_CC_DEFAULT_MIN 100000      /* bits/s */
+#define URTP_CC_DEFAULT_MAX 100000000
+#define URTP_CC_DEFAULT_START 2000000
+
+#define URTP_CC_TREND_WINDOW 20
+#define URTP_CC_ACK_RING 1024           /* packets of the delivered rate */
+#define URTP_CC_TRAINS 64               /* capacity samples kept */
+#define URTP_CC_BASE_SLOTS 10           /* 1 s minima of one-way delay */
+#define URTP_CC_QUEUE_RING 32           /* feedbacks' least one-way delays */
+
+typedef enum {
+  URTP_CC_NORMAL = 0,
+  URTP_CC_OVERUSE = 1,
+  URTP_CC_UNDERUSE = -1,
+} urtp_cc_usage_t;
+
+typedef struct urtp_cc_config {
+  uint64_t min_bps, max_bps, start_bps;   /* 0: the defaults */
+} urtp_cc_config_t;
+
+typedef struct urtp_cc_stats {
+  uint64_t target_bps;      /* what the encoder should produce */
+  uint64_t pacing_bps;      /* what the pacer should send at */
+  uint64_t delivered_bps;   /* what arrived, over the last 500 ms */
+  uint64_t capacity_bps;    /* what the last second's trains say; 0: none */
+  int64_t queue_us;         /* one-way delay over its recent minimum */
+  int64_t rtt_us;           /* round trip, from feedback; 0: unknown */
+  double trend;             /* the delay gradient as compared (ms) */
+  double threshold;         /* what it is compared with (ms) */
+  double loss;              /* fraction lost, last window */
+  urtp_cc_usage_t usage;
+  uint64_t feedbacks, packets, lost;
+  uint64_t overuses;        /* decreases on the delay gradient */
+  uint64_t queue_cuts;      /* ... on the standing queue */
+  uint64_t loss_cuts;       /* ... on loss */
+  uint64_t capacity_raises; /* raises to what a train measured */
+  uint64_t probes;          /* frames sent at twice the capacity */
+} urtp_cc_stats_t;
+
+typedef struct urtp_cc_group {
+  int64_t first_send, last_send, last_arrival;
+  bool valid;
+} urtp_cc_group_t;
+
+typedef struct urtp_cc_ack {
+  int64_t arrival;
+  uint32_t bytes;
+} urtp_cc_ack_t;
+
+typedef struct urtp_cc_train {
+  int64_t at;               /* when it was measured (the caller's clock) */
+  double bps;
+  bool measured;            /* spread by the path; else a lower bound */
+} urtp_cc_train_t;
+
+typedef struct urtp_cc_owd {
+  int64_t at, owd;
+} urtp_cc_owd_t;
+
+typedef struct urtp_cc {
+  urtp_cc_config_t cfg;
+  double target;            /* bits/s */
+  int64_t last_update;      /* us; 0: none yet */
+  int64_t last_cut;         /* when the target was last cut */
+  int64_t last_raise;       /* ... last raised to a train's capacity */
+  /* delivered rate: the last packets' arrivals and sizes */
+  urtp_cc_ack_t ack[URTP_CC_ACK_RING];
+  size_t ack_head, ack_n;
+  double delivered;
+  /* delay gradient */
+  urtp_cc_group_t cur, prev;
+  double acc, smoothed;
+  int64_t first_arrival;
+  double tx[URTP_CC_TREND_WINDOW], ty[URTP_CC_TREND_WINDOW];
+  size_t tn, tpos;
+  unsigned deltas;
+  double trend, prev_trend, threshold;
+  int64_t last_threshold, over_since;
+  unsigned over_count;
+  urtp_cc_usage_t usage;
+  /* the capacity near which increases slow down (GCC's average max) */
+  double cap_avg, cap_var;
+  bool cap_valid;
+  /* queue: per-second minima of one-way delay */
+  int64_t base[URTP_CC_BASE_SLOTS];
+  int64_t base_slot;        /* the second of base[base_slot % N]; -1: none */
+  /* each feedback's least one-way delay: the queue is the least of the
+   * last 500 ms (a key frame's own backlog drains in less) */
+  urtp_cc_owd_t qring[URTP_CC_QUEUE_RING];
+  size_t qhead;
+  /* trains: the one being followed, and the capacity samples */
+  struct {
+    int64_t first_send, last_send, first_arrival, last_arrival;
+    uint64_t bytes;         /* after the first packet */
+    unsigned n;
+  } train;
+  urtp_cc_train_t trains[URTP_CC_TRAINS];
+  size_t trains_head, trains_n;
+  /* loss window */
+  uint64_t win_lost, win_total;
+  double frame_avg;         /* bytes, urtp_cc_pacing_for's frames */
+  int64_t last_probe;
+  /* round trip: the least of the recent samples */
+  int64_t rtt, rtt_at;
+  urtp_cc_stats_t st;
+} urtp_cc_t;
+
+void urtp_cc_init(urtp_cc_t *cc, const urtp_cc_config_t *cfg);
+
+/* Changes the bounds (0: keep); the target moves into them. */
+void urtp_cc_set_bounds(urtp_cc_t *cc, uint64_t min_bps, uint64_t max_bps);
+
+/* What one feedback message said of n packets (twcc.h's results, in the
+ * feedback's order), taken at now (us, the send times' clock). */
+void urtp_cc_feedback(urtp_cc_t *cc, const urtp_twcc_result_t *r, size_t n, int64_t now);
+
+/* The bitrate the encoder should produce (bits/s). */
+uint64_t urtp_cc_target(const urtp_cc_t *cc);
+/* The rate the pacer should send at (bits/s). */
+uint64_t urtp_cc_pacing(const urtp_cc_t *cc);
+
+/* The rate to send a frame (an access unit) of `bytes` at, and the frame
+ * counted into the average frame size. A frame more than twice the
+ * average (a key frame), or one that finds earlier frames still waiting
+ * to be sent (backlog), goes at no more than the capacity known (or 1.15 x
+ * the target, when that is more: the backlog drains): it waits
+ * at the sender rather than in the bottleneck's queue, where it would
+ * delay the frames after it too. Once a second a frame other than a key
+ * frame is a probe, sent at twice the capacity known: a capacity grown
+ * since shows in its spread (now: the caller's clock, us). */
+uint64_t urtp_cc_pacing_for(urtp_cc_t *cc, size_t bytes, bool backlog, int64_t now);
+
+void urtp_cc_stats(const urtp_cc_t *cc, urtp_cc_stats_t *out);
+
+#endif
