@@ -203,6 +203,8 @@ enum
   PROP_SOURCE_INFO,
   PROP_DTX,
   PROP_BYTES_TO_SERVE,
+  PROP_CC_FIRST,                /* GST_UVGRTP_SINK_CC_N_PROPS ids */
+  PROP_CC_LAST = PROP_CC_FIRST + GST_UVGRTP_SINK_CC_N_PROPS - 1,
   /* GST_UVGRTP_N_PROPS shared ids from here on (gstuvgrtpprops.h) */
   PROP_SHARED_FIRST,
 };
@@ -783,6 +785,7 @@ gst_uvgrtp_sink_class_init (GstUvgRtpSinkClass * klass)
           "Do not send empty Opus packets (2 bytes or less)", FALSE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   gst_uvgrtp_sink_install_clients (gobject_class);
+  gst_uvgrtp_sink_cc_install (gobject_class, PROP_CC_FIRST);
   /* RTP header extensions: RTPBasePayload's API (gstuvgrtphdrext.c) */
   request_extension_signal = gst_uvgrtp_hdrext_install (gobject_class,
       PROP_AUTO_HEADER_EXTENSION, PROP_EXTENSIONS,
@@ -865,6 +868,7 @@ gst_uvgrtp_sink_init (GstUvgRtpSink * self)
   self->perfect_rtptime = TRUE;
   self->scale_rtptime = TRUE;
   gst_uvgrtp_sink_clients_init (self);
+  gst_uvgrtp_sink_cc_init (&self->cc);
   gst_uvgrtp_settings_init (&self->common, GST_UVGRTP_ROLE_SENDER);
   gst_uvgrtp_hdrext_init (&self->hdrext, GST_ELEMENT (self),
       request_extension_signal);
@@ -893,6 +897,7 @@ gst_uvgrtp_sink_finalize (GObject * object)
   g_free (self->sdp_file);
   g_free (self->remote_ip);
   gst_uvgrtp_sink_clients_finalize (self);
+  gst_uvgrtp_sink_cc_clear (&self->cc);
   gst_uvgrtp_hdrext_finalize (&self->hdrext);
   gst_clear_caps (&self->rtp_caps);
   g_clear_object (&self->socket_v6);
@@ -923,10 +928,12 @@ build_stats (GstUvgRtpSink * self)
   GstStructure *st;
 
   memset (&v, 0, sizeof v);
-  if (self->stream)
+  if (self->stream) {
     urtp_sendstream_get_stats (self->stream, &v.st);
-  else
+    urtp_sendstream_congestion (self->stream, &v.cc);
+  } else {
     v.st = self->last_stats;
+  }
   if (self->zrtp_ctl)
     gst_uvgrtp_zrtp_ctl_get_counters (self->zrtp_ctl, &v.c.zrtp);
   v.c.ssrc = self->cur_ssrc;
@@ -1024,6 +1031,10 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
   if (gst_uvgrtp_hdrext_set_property (&self->hdrext, prop_id,
           PROP_AUTO_HEADER_EXTENSION, PROP_EXTENSIONS, value))
     return;
+  if (prop_id >= PROP_CC_FIRST && prop_id <= PROP_CC_LAST
+      && gst_uvgrtp_sink_cc_set_property (self, prop_id - PROP_CC_FIRST,
+          value))
+    return;
   /* the destinations change under locks of their own */
   switch (prop_id) {
     case PROP_HOST:
@@ -1102,6 +1113,11 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
     g_value_take_boxed (value, st);
     return;
   }
+
+  if (prop_id >= PROP_CC_FIRST && prop_id <= PROP_CC_LAST
+      && gst_uvgrtp_sink_cc_get_property (self, prop_id - PROP_CC_FIRST,
+          value))
+    return;
 
   if (prop_id == PROP_CLIENTS) {
     g_value_take_string (value, gst_uvgrtp_sink_get_clients (self));
@@ -1667,6 +1683,7 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   g_atomic_int_set (&self->rtp_shift, 0);
   self->ncsrc = 0;
   gst_uvgrtp_hdrext_stream_started (&self->hdrext);
+  self->cc.serial = G_MININT;   /* set up at the first buffer */
   self->errors_logged = self->srtp_errors_logged = 0;
   self->last_warning = 0;
   self->warned_no_ps = FALSE;
@@ -1722,6 +1739,7 @@ gst_uvgrtp_sink_stop (GstBaseSink * bsink)
     GST_OBJECT_UNLOCK (self);
     /* an action on another thread may still be using it */
     gst_uvgrtp_sink_clients_wait_idle (self);
+    gst_uvgrtp_sink_cc_stop (self);
     urtp_sendstream_free (stream);
   }
   if (self->sock_open)
@@ -1856,6 +1874,19 @@ push_buffer (GstUvgRtpSink * self, GstBuffer * buf)
 
   gst_uvgrtp_hdrext_send (&self->hdrext, self->stream, buf, self->cur_ssrc,
       (guint8) self->pt, ts);
+  /* congestion control follows the extensions: is the transport-wide
+   * number among them (the serial changes with them) */
+  if (self->cc.serial != self->hdrext.stream_serial) {
+    gboolean ccfb = FALSE;
+    self->cc.serial = self->hdrext.stream_serial;
+    GST_OBJECT_LOCK (self);
+    if (self->rtp_caps && gst_caps_get_size (self->rtp_caps) > 0)
+      gst_structure_get_boolean (gst_caps_get_structure (self->rtp_caps, 0),
+          "rtcp-fb-ack-ccfb", &ccfb);
+    GST_OBJECT_UNLOCK (self);
+    gst_uvgrtp_sink_cc_setup (self,
+        gst_uvgrtp_hdrext_twcc_id (&self->hdrext) != 0, ccfb);
+  }
   /* h goes back to the free list through release_hold(), in every case */
   r = urtp_sendstream_push (self->stream, h->map.data, size, ts,
       GST_CLOCK_TIME_IS_VALID (rt) ? (gint64) rt : -1, flags, h);
@@ -1968,6 +1999,7 @@ send_batch (GstUvgRtpSink * self)
   }
   log_send_trouble (self);
   check_pacing (self);
+  gst_uvgrtp_sink_cc_update (self);
   if (r == -ETIMEDOUT) {
     post_send_failed (self);
     return GST_FLOW_ERROR;

@@ -30,6 +30,51 @@ G_BEGIN_DECLS
 #define GST_IS_UVGRTP_SINK_CLASS(klass) \
   (G_TYPE_CHECK_CLASS_TYPE ((klass), GST_TYPE_UVGRTP_SINK))
 
+/* congestion-control (gstuvgrtpsinkcc.c) */
+typedef enum
+{
+  GST_UVGRTP_CC_NONE,
+  GST_UVGRTP_CC_AUTO,
+  GST_UVGRTP_CC_GCC,
+} GstUvgRtpCongestionControl;
+
+#define GST_TYPE_UVGRTP_CONGESTION_CONTROL \
+  (gst_uvgrtp_congestion_control_get_type ())
+GType gst_uvgrtp_congestion_control_get_type (void);
+
+/* Its properties, in the order installed from the element's first id. */
+enum
+{
+  GST_UVGRTP_SINK_CC_PROP_MODE,
+  GST_UVGRTP_SINK_CC_PROP_MIN,
+  GST_UVGRTP_SINK_CC_PROP_START,
+  GST_UVGRTP_SINK_CC_PROP_ESTIMATED,
+  GST_UVGRTP_SINK_CC_PROP_ADAPT_ENCODER,
+  GST_UVGRTP_SINK_CC_PROP_MESSAGE_THRESHOLD,
+  GST_UVGRTP_SINK_CC_N_PROPS
+};
+
+typedef struct
+{
+  /* properties, under the object lock */
+  gint mode;                    /* GstUvgRtpCongestionControl */
+  guint min_bitrate, start_bitrate;     /* bits/s */
+  guint64 max_bitrate;          /* GstBaseSink's, as last applied */
+  gboolean adapt_encoder;
+  gdouble message_threshold;
+  gint bounds_changed;          /* atomic: min or max set */
+  gint estimated;               /* atomic (guint): bits/s; 0: none yet */
+  /* streaming thread, from start() to stop() */
+  gboolean on;                  /* the stream's controller runs */
+  gint serial;                  /* the extensions' serial it was set up for */
+  gboolean looked;              /* the encoder was looked for */
+  GstElement *encoder;          /* upstream, or NULL */
+  const void *entry;            /* its line of the table */
+  guint64 applied;              /* bits/s the encoder was last set to */
+  gint64 applied_at;            /* monotonic us */
+  guint64 messaged;             /* the estimate the last message gave */
+} GstUvgRtpSinkCc;
+
 typedef struct _GstUvgRtpSink GstUvgRtpSink;
 typedef struct _GstUvgRtpSinkClass GstUvgRtpSinkClass;
 typedef struct _GstUvgRtpSinkHold GstUvgRtpSinkHold;
@@ -82,6 +127,8 @@ struct _GstUvgRtpSink
 
   /* RTP header extensions (gstuvgrtphdrext.h; a lock of its own) */
   GstUvgRtpHdrExt hdrext;
+  /* congestion control (gstuvgrtpsinkcc.c) */
+  GstUvgRtpSinkCc cc;
 
   /* the destinations as given (gstuvgrtpsinkclients.c): host and port are
    * one of them; under the object lock. clients_busy counts callers using
@@ -156,6 +203,24 @@ gboolean gst_uvgrtp_sink_write_sdp (GstUvgRtpSink * self);
 /* gstuvgrtpsinkclients.c: host, port, clients and multiudpsink's actions
  * and signals; the stream's clients at start (FALSE after posting an
  * error). No lock held when called. */
+/* gstuvgrtpsinkcc.c: congestion control's properties from id first on
+ * (set and get: FALSE for an id not theirs, id counted from first); set
+ * up once the stream knows whether its packets carry transport-wide
+ * numbers, or the rtp-caps ask for RFC 8888 feedback (streaming thread);
+ * after each send, the estimate onto the property, the bus and the
+ * encoder; at stop. */
+void gst_uvgrtp_sink_cc_install (GObjectClass * klass, guint first);
+void gst_uvgrtp_sink_cc_init (GstUvgRtpSinkCc * cc);
+void gst_uvgrtp_sink_cc_clear (GstUvgRtpSinkCc * cc);
+gboolean gst_uvgrtp_sink_cc_set_property (GstUvgRtpSink * self, guint id,
+    const GValue * value);
+gboolean gst_uvgrtp_sink_cc_get_property (GstUvgRtpSink * self, guint id,
+    GValue * value);
+void gst_uvgrtp_sink_cc_setup (GstUvgRtpSink * self, gboolean twcc,
+    gboolean ccfb);
+void gst_uvgrtp_sink_cc_update (GstUvgRtpSink * self);
+void gst_uvgrtp_sink_cc_stop (GstUvgRtpSink * self);
+
 void gst_uvgrtp_sink_install_clients (GObjectClass * klass);
 void gst_uvgrtp_sink_clients_init (GstUvgRtpSink * self);
 void gst_uvgrtp_sink_clients_finalize (GstUvgRtpSink * self);

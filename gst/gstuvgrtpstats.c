@@ -562,6 +562,32 @@ static const StatsField sink_fields[] = {
       "packets never sent or no longer remembered: ignored"),
   SINK (st.ccfb_repeated, "ccfb-repeated", G_TYPE_UINT64, "reports of "
       "packets already reported: ignored"),
+  SINK (cc.target_bps, "estimated-bitrate", G_TYPE_UINT64, "bits/s "
+      "congestion control estimates the path carries: the encoder's target"),
+  SINK (cc.pacing_bps, "cc-pacing-rate", G_TYPE_UINT64, "bits/s the pacer "
+      "sends normal frames at under congestion control"),
+  SINK (cc.delivered_bps, "delivered-bitrate", G_TYPE_UINT64, "bits/s the "
+      "receiver got over the last 500 ms (feedback)"),
+  SINK (cc.capacity_bps, "capacity", G_TYPE_UINT64, "bits/s the narrowest "
+      "link carries, from the spread of paced frames (0: not measured)"),
+  SINK (cc.queue_us, "queue-delay-us", G_TYPE_INT64, "us of standing queue "
+      "on the path: the least one-way delay of the last 100 ms over its "
+      "10 s minimum"),
+  SINK (cc.rtt_us, "cc-rtt-us", G_TYPE_INT64, "us from sending a frame's "
+      "last packet to its feedback"),
+  SINK (cc.packets, "cc-packets", G_TYPE_UINT64, "packets the controller "
+      "had feedback on"),
+  SINK (cc.lost, "cc-lost", G_TYPE_UINT64, "... of them reported lost"),
+  SINK (cc.overuses, "cc-overuses", G_TYPE_UINT64, "cuts on a rising "
+      "delay gradient"),
+  SINK (cc.queue_cuts, "cc-queue-cuts", G_TYPE_UINT64, "cuts on a "
+      "standing queue"),
+  SINK (cc.loss_cuts, "cc-loss-cuts", G_TYPE_UINT64, "cuts on loss over "
+      "10 %"),
+  SINK (cc.capacity_raises, "cc-raises", G_TYPE_UINT64, "raises to the "
+      "capacity paced frames showed"),
+  SINK (cc.probes, "cc-probes", G_TYPE_UINT64, "frames sent at twice the "
+      "capacity to measure it"),
   SINK (rtx_pt, "rtx-pt", G_TYPE_UINT, "payload type of retransmissions "
       "(0: none)"),
   SINK (send_mode, "send-mode", G_TYPE_STRING, "the send mode in use: gso, "
@@ -727,7 +753,17 @@ client_to_structure (const urtp_sendstream_client_t * c,
  * ccfb-acked and ccfb-lost (packets of ours reported received or lost,
  * each once), ccfb-unknown (reports of packets never sent or no longer
  * remembered) and ccfb-repeated (of packets reported already), both
- * ignored; receivers (a
+ * ignored; congestion control (#GstUvgRtpSink:congestion-control; 0
+ * while off or before its first feedback): estimated-bitrate (#guint64,
+ * bits/s, the encoder's target), cc-pacing-rate, delivered-bitrate
+ * (what the receiver got over the last 500 ms), capacity (what the
+ * narrowest link carries, from the spread of paced frames; 0: not
+ * measured), queue-delay-us and cc-rtt-us (#gint64, us), cc-packets and
+ * cc-lost (packets the controller had feedback on, lost among them),
+ * cc-overuses, cc-queue-cuts and cc-loss-cuts (the target cut on a rising
+ * delay gradient, a standing queue, loss), cc-raises (raised to a
+ * measured capacity), cc-probes (frames sent at twice the capacity);
+ * receivers (a
  * #GstValueArray of "application/x-uvgrtp-receiver" structures, one per
  * receiver that reports, the latest 16, one that says BYE leaves: ssrc,
  * reports, fraction-lost, packets-lost, jitter, ext-max-seq,

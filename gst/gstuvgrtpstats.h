@@ -53,6 +53,8 @@ typedef struct
   guint pt, seqnum, timestamp;
   GstClockTime running_time;
   const gchar *send_mode;
+  /* congestion control (zero while off or before feedback) */
+  urtp_cc_stats_t cc;
   /* the clients now (urtp_sendstream_get_clients), owned by the caller */
   const urtp_sendstream_client_t *clients;
   guint nclients;

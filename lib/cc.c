@@ -7,7 +7,7 @@
 
 #define GROUP_GAP_US 2500         /* a longer pause in sending ends a group */
 #define GROUP_SPAN_US 50000       /* ... and so does this much sending */
-#define TRAIN_MIN_PACKETS 5
+#define TRAIN_MIN_AFTER 2        /* packets from the second send on */
 #define DELIVERED_WINDOW_US 500000
 #define DELIVERED_MIN_SPAN_US 200000
 #define TRAIN_WINDOW_US 1000000
@@ -25,6 +25,8 @@
 #define QUEUE_WINDOW_US 100000
 #define PROBE_ABOVE 1.25
 #define PROBE_FACTOR 2.0
+#define RAISE_FAIL_US 1000000
+#define CEILING_US 5000000
 #define PROBE_INTERVAL_US 1000000
 #define RTT_MEMORY_US 5000000
 
@@ -64,13 +66,13 @@ uint64_t urtp_cc_target(const urtp_cc_t *cc)
   return (uint64_t)cc->target;
 }
 
-static double capacity_estimate(const urtp_cc_t *cc, int64_t now, bool *measured);
+static double capacity_estimate(const urtp_cc_t *cc, int64_t now, size_t *spread_n);
 
 uint64_t urtp_cc_pacing(const urtp_cc_t *cc)
 {
   double p = cc->target * URTP_CC_PACING_FACTOR;
-  bool measured;
-  double c = capacity_estimate(cc, cc->last_update, &measured);
+  size_t spread;
+  double c = capacity_estimate(cc, cc->last_update, &spread);
   if (c > 0) {
     double cap = PROBE_ABOVE * c;
     if (cap < 1.1 * cc->target)
@@ -87,8 +89,8 @@ uint64_t urtp_cc_pacing_for(urtp_cc_t *cc, size_t bytes, bool backlog, int64_t n
   bool key = avg > 0 && (double)bytes > 2 * avg;
   cc->frame_avg = avg > 0 ? 0.95 * avg + 0.05 * (double)bytes : (double)bytes;
   uint64_t p = urtp_cc_pacing(cc);
-  bool measured;
-  double c = capacity_estimate(cc, cc->last_update, &measured);
+  size_t spread;
+  double c = capacity_estimate(cc, cc->last_update, &spread);
   if (c <= 0)
     return p;
   double floor = c > cc->target ? c : cc->target;
@@ -290,19 +292,31 @@ static void group_done(urtp_cc_t *cc, const urtp_cc_group_t *g, int64_t first_ar
   }
   /* prev keeps the head's times (last_arrival holds its arrival) */
   cc->prev = (urtp_cc_group_t){ g->first_send, g->last_send, first_arrival, true };
-  if (n < TRAIN_MIN_PACKETS || !bytes)
+  /* the train from the second send on: what a token bucket lets through
+   * at once ahead of a queue (the first send's packets, the bucket's
+   * burst) says nothing of the rate behind it */
+  (void)bytes;
+  (void)n;
+  if (cc->train.n2 < TRAIN_MIN_AFTER || !cc->train.bytes2)
     return;
-  int64_t send_span = g->last_send - g->first_send;
-  int64_t arr_span = cc->train.last_arrival - cc->train.first_arrival;
+  int64_t send_span = g->last_send - cc->train.second_send;
+  int64_t arr_span = cc->train.last_arrival - cc->train.second_arrival;
+  bytes = cc->train.bytes2;
   if (arr_span <= 0)
     return;
   /* spread: arriving slower than sent, beyond the receiver's 250 us steps */
-  if (arr_span > send_span + send_span / 10 + 250)
+  if (arr_span > send_span + send_span / 10 + 250) {
     train_sample(cc, now, (double)bytes * 8e6 / (double)arr_span, true);
-  else
-    train_sample(cc, now, (double)bytes * 8e6 / (double)(arr_span > send_span ? arr_span :
-                                                          send_span > 0 ? send_span : 1),
-                 false);
+    return;
+  }
+  /* not spread: the path carried it as fast as it went, which says no
+   * more than what we pace at; a burst a token bucket let through at
+   * line rate (a few packets sent at once) would say far more */
+  double lb = (double)bytes * 8e6 / (double)(arr_span > send_span ? arr_span : send_span);
+  double known = cc->last_capacity > cc->target ? cc->last_capacity : cc->target;
+  if (lb > PROBE_FACTOR * known)
+    lb = PROBE_FACTOR * known;
+  train_sample(cc, now, lb, false);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -311,33 +325,57 @@ static int cmp_double(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* The capacity the last second's trains say: the median of those the path
- * spread (*measured: three or more), or the largest lower bound when that
- * is more; 0: none. */
-static double capacity_estimate(const urtp_cc_t *cc, int64_t now, bool *measured)
+/* What the recent trains say of the capacity: *spread_n of them were
+ * spread by the path (the last 2 s; their median is returned), else the
+ * largest lower bound of the last second (*spread_n 0); 0: none. */
+static double capacity_estimate(const urtp_cc_t *cc, int64_t now, size_t *spread_n)
 {
   double v[URTP_CC_TRAINS], lb = 0;
   size_t n = 0;
   for (size_t i = 0; i < cc->trains_n; i++) {
     const urtp_cc_train_t *t = &cc->trains[i];
-    if (t->at < now - TRAIN_WINDOW_US)
-      continue;
-    if (t->measured)
+    if (t->measured && t->at >= now - 2 * TRAIN_WINDOW_US)
       v[n++] = t->bps;
-    else if (t->bps > lb)
+    else if (!t->measured && t->at >= now - TRAIN_WINDOW_US && t->bps > lb)
       lb = t->bps;
   }
-  *measured = n >= 3;
-  if (!*measured)
+  *spread_n = n;
+  if (!n)
     return lb;
   qsort(v, n, sizeof v[0], cmp_double);
-  return v[n / 2] > lb ? v[n / 2] : lb;
+  return v[n / 2];
+}
+
+/* Trains of the last second that showed more than bps. */
+static size_t trains_above(const urtp_cc_t *cc, int64_t now, double bps)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < cc->trains_n; i++)
+    n += cc->trains[i].at >= now - TRAIN_WINDOW_US && cc->trains[i].bps > bps;
+  return n;
+}
+
+/* capacity_estimate, remembered (the lower bounds' reference). */
+static double capacity_now(urtp_cc_t *cc, int64_t now, size_t *spread_n)
+{
+  double c = capacity_estimate(cc, now, spread_n);
+  if (*spread_n)
+    cc->last_capacity = c;
+  return c;
 }
 
 /* --- the target ------------------------------------------------------------- */
 
 static void cut(urtp_cc_t *cc, double to, int64_t now, uint64_t *counter)
 {
+  /* a cut soon after a raise: the raise went too far, and the level it
+   * went to is not tried again for a while (a token bucket's burst, or
+   * cross traffic, made the trains look faster than the path) */
+  if (cc->raised_to > 0 && now - cc->last_raise < RAISE_FAIL_US) {
+    cc->ceiling = 0.95 * cc->raised_to;
+    cc->ceiling_until = now + CEILING_US;
+    cc->raised_to = 0;
+  }
   if (to < cc->target) {
     cc->target = to;
     (*counter)++;
@@ -373,12 +411,14 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known)
   double delivered = cc->delivered;
   int64_t response = (cc->rtt > 0 ? cc->rtt : 100000) + 100000;
   bool may_cut = now - cc->last_cut >= response;
-  bool measured;
-  double cap = capacity_estimate(cc, now, &measured);
+  size_t spread;
+  double cap = capacity_now(cc, now, &spread);
+  bool measured = spread > 0;
   /* the capacity last cut at is forgotten once the target is well past it
-   * (GCC's three deviations), or the trains show well more */
+   * (GCC's three deviations), or three trains of the last second show
+   * well more (one may be a token bucket's burst) */
   if (cc->cap_valid && (cc->target > cc->cap_avg + 3 * sqrt(cc->cap_var) ||
-                        cap > 1.2 * cc->cap_avg))
+                        trains_above(cc, now, 1.2 * cc->cap_avg) >= 3))
     cc->cap_valid = false;
 
   /* loss, over each LOSS_WINDOW packets or more */
@@ -425,16 +465,32 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known)
     if ((delivered > 0 || measured) && t > ceiling)
       t = cc->target > ceiling ? cc->target : ceiling;
     cc->target = t;
-    /* the trains: new capacity, taken in steps of at most double */
-    double to = RAISE_SHARE * cap;
-    if (to > 2 * cc->target)
-      to = 2 * cc->target;
+    /* back from a cut that drained a queue: the delivered rate the cut
+     * was made at is what the path carried then (or what the trains
+     * measure now, when less) */
+    double back = measured && cap < cc->cap_avg ? cap : cc->cap_avg;
+    if (cc->cap_valid && cc->target < BETA * back && now - cc->last_cut >= 2 * response &&
+        now - cc->last_raise >= response) {
+      cc->target = BETA * back;
+      cc->last_raise = now;
+      cc->raised_to = cc->target;
+      cc->st.capacity_raises++;
+    }
+    /* the trains: new capacity, taken in steps of at most double when the
+     * path spread them, of a quarter when they only bound it from below
+     * (a token bucket lets short trains through faster than it serves) */
+    double to = RAISE_SHARE * cap, step = measured ? 2 : PROBE_ABOVE;
+    if (to > step * cc->target)
+      to = step * cc->target;
     if (cc->cap_valid && to > cc->cap_avg)
       to = cc->cap_avg;
+    if (now < cc->ceiling_until && to > cc->ceiling)
+      to = cc->ceiling;
     if (to > cc->target * 1.05 && now - cc->last_raise >= response &&
         now - cc->last_cut >= response) {
       cc->target = to;
       cc->last_raise = now;
+      cc->raised_to = to;
       cc->st.capacity_raises++;
     }
   }
@@ -474,6 +530,9 @@ void urtp_cc_feedback(urtp_cc_t *cc, const urtp_twcc_result_t *r, size_t n, int6
       cc->train.first_arrival = cc->train.last_arrival = arr;
       cc->train.bytes = 0;
       cc->train.n = 1;
+      cc->train.second_send = INT64_MIN;
+      cc->train.bytes2 = 0;
+      cc->train.n2 = 0;
       continue;
     }
     if (send > cc->cur.last_send)
@@ -486,6 +545,16 @@ void urtp_cc_feedback(urtp_cc_t *cc, const urtp_twcc_result_t *r, size_t n, int6
       cc->train.last_arrival = arr;
     cc->train.bytes += r[i].size;
     cc->train.n++;
+    if (cc->train.second_send == INT64_MIN && send > cc->train.first_send) {
+      cc->train.second_send = send;
+      cc->train.second_arrival = arr;
+      cc->train.n2 = 1;
+    } else if (cc->train.second_send != INT64_MIN) {
+      if (arr < cc->train.second_arrival)
+        cc->train.second_arrival = arr;
+      cc->train.bytes2 += r[i].size;
+      cc->train.n2++;
+    }
   }
   /* the round trip: feedback comes right after the frame's last packet */
   if (newest_send != INT64_MIN && now >= newest_send) {
@@ -518,12 +587,12 @@ void urtp_cc_stats(const urtp_cc_t *cc, urtp_cc_stats_t *out)
   out->target_bps = urtp_cc_target(cc);
   out->pacing_bps = urtp_cc_pacing(cc);
   out->delivered_bps = (uint64_t)cc->delivered;
-  bool measured;
+  size_t spread;
   int64_t newest = INT64_MIN;
   for (size_t i = 0; i < cc->trains_n; i++)
     if (cc->trains[i].at > newest)
       newest = cc->trains[i].at;
-  double cap = cc->trains_n ? capacity_estimate(cc, newest, &measured) : 0;
+  double cap = cc->trains_n ? capacity_estimate(cc, newest, &spread) : 0;
   out->capacity_bps = (uint64_t)cap;
   out->rtt_us = cc->rtt;
   out->threshold = cc->threshold;

@@ -843,6 +843,9 @@ static int sock_send(urtp_sock_t *s, const urtp_batch_t *b, const struct sockadd
         n = sendmmsg(s->fd, s->msgs + k, (unsigned)(booked - k), MSG_DONTWAIT);
       if (n > 0) {
         s->tx_syscalls++;
+        if (s->on_sent)
+          s->on_sent(s->on_sent_user, b, tx_first(s)[k],
+                     k + (size_t)n < nm ? tx_first(s)[k + (size_t)n] : next, mono_ns());
         k += (size_t)n;
         s->tx_msgs += (uint64_t)n;
         continue;

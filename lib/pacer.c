@@ -96,3 +96,11 @@ void urtp_pacer_get_stats(urtp_pacer_t *p, urtp_pacer_stats_t *out)
   *out = p->stats;
   pthread_mutex_unlock(&p->lock);
 }
+
+bool urtp_pacer_busy(urtp_pacer_t *p, uint64_t now)
+{
+  pthread_mutex_lock(&p->lock);
+  bool busy = p->rate && p->tat > now;
+  pthread_mutex_unlock(&p->lock);
+  return busy;
+}

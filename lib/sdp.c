@@ -157,6 +157,10 @@ static void media_level(sb_t *b, const urtp_sdp_desc_t *d)
       sb_printf(b, "a=rtcp-fb:%u nack pli\r\n", pt);
       sb_printf(b, "a=rtcp-fb:%u ccm fir\r\n", pt);
     }
+    if (d->transport_cc)
+      sb_printf(b, "a=rtcp-fb:%u transport-cc\r\n", pt);
+    if (d->ccfb)
+      sb_printf(b, "a=rtcp-fb:%u ack ccfb\r\n", pt);
   }
   /* retransmissions (RFC 4588 8.6): their payload type, tied to the
    * media's, and how long they are offered */

@@ -12,6 +12,9 @@
 struct sendstream_cc {
   urtp_twcc_history_t tw;       /* by transport-wide number */
   urtp_twcc_history_t seq;      /* by our RTP sequence number (RFC 8888) */
+  bool control;                 /* the controller runs */
+  bool fed;                     /* ... and has had feedback */
+  urtp_cc_t cc;
   urtp_ccfb_pkt_t pkts[URTP_TWCC_MAX_PACKETS];
   urtp_twcc_result_t res[URTP_TWCC_MAX_PACKETS];
 };
@@ -19,6 +22,14 @@ struct sendstream_cc {
 int urtp_sendstream_set_ccfb(urtp_sendstream_t *ss, bool on)
 {
   sendstream_cc_t *cc = NULL;
+  if (!on) {
+    /* the controller needs the feedback */
+    pthread_mutex_lock(&ss->cc_lock);
+    bool control = ss->cc && ss->cc->control;
+    pthread_mutex_unlock(&ss->cc_lock);
+    if (control)
+      return 0;
+  }
   if (on) {
     pthread_mutex_lock(&ss->cc_lock);
     bool have = ss->cc != NULL;
@@ -27,6 +38,7 @@ int urtp_sendstream_set_ccfb(urtp_sendstream_t *ss, bool on)
       return 0;
     if (!(cc = malloc(sizeof *cc)))
       return -ENOMEM;
+    cc->control = cc->fed = false;
     urtp_twcc_history_init(&cc->tw);
     urtp_twcc_history_init(&cc->seq);
   }
@@ -36,6 +48,51 @@ int urtp_sendstream_set_ccfb(urtp_sendstream_t *ss, bool on)
   pthread_mutex_unlock(&ss->cc_lock);
   free(old);
   return 0;
+}
+
+int urtp_sendstream_set_congestion(urtp_sendstream_t *ss, const urtp_cc_config_t *cfg)
+{
+  if (cfg) {
+    int r = urtp_sendstream_set_ccfb(ss, true);
+    if (r < 0)
+      return r;
+  }
+  pthread_mutex_lock(&ss->cc_lock);
+  sendstream_cc_t *cc = ss->cc;
+  if (cc && cfg && cc->control) {
+    urtp_cc_set_bounds(&cc->cc, cfg->min_bps, cfg->max_bps);
+  } else if (cc && cfg) {
+    urtp_cc_init(&cc->cc, cfg);
+    cc->control = true;
+    cc->fed = false;
+  } else if (cc) {
+    cc->control = false;
+  }
+  pthread_mutex_unlock(&ss->cc_lock);
+  return 0;
+}
+
+bool urtp_sendstream_congestion(urtp_sendstream_t *ss, urtp_cc_stats_t *out)
+{
+  pthread_mutex_lock(&ss->cc_lock);
+  sendstream_cc_t *cc = ss->cc;
+  bool on = cc && cc->control && cc->fed;
+  if (on && out)
+    urtp_cc_stats(&cc->cc, out);
+  pthread_mutex_unlock(&ss->cc_lock);
+  return on;
+}
+
+bool sendstream_cc_pacing(urtp_sendstream_t *ss, size_t bytes, bool backlog, int64_t t,
+                          uint64_t *rate)
+{
+  pthread_mutex_lock(&ss->cc_lock);
+  sendstream_cc_t *cc = ss->cc;
+  bool on = cc && cc->control;
+  if (on)
+    *rate = urtp_cc_pacing_for(&cc->cc, bytes, backlog, t / 1000);
+  pthread_mutex_unlock(&ss->cc_lock);
+  return on;
 }
 
 void sendstream_cc_free(urtp_sendstream_t *ss)
@@ -63,13 +120,18 @@ static bool tw_of(const uint8_t *h, size_t n, unsigned tw_id, uint16_t *seq)
   return true;
 }
 
-void sendstream_cc_sent(urtp_sendstream_t *ss, const urtp_batch_t *b, size_t n, int64_t t)
+void sendstream_cc_sent(void *user, const urtp_batch_t *b, size_t first, size_t end,
+                        uint64_t mono)
 {
+  urtp_sendstream_t *ss = user;
+  /* each packet once: the fan-out's first copy */
+  if (!atomic_load_explicit(&ss->cc, memory_order_relaxed) || ss->cc_copy != 0)
+    return;
   unsigned tw_id = atomic_load(&ss->tw_id);
-  int64_t us = t / 1000;
+  int64_t us = (int64_t)(mono / 1000);
   pthread_mutex_lock(&ss->cc_lock);
   sendstream_cc_t *cc = ss->cc;
-  for (size_t i = 0; cc && i < n; i++) {
+  for (size_t i = first; cc && i < end; i++) {
     const struct iovec *v = &b->iov[b->pkts[i].iov_first];
     const uint8_t *h = v->iov_base;
     uint16_t tw;
@@ -133,6 +195,13 @@ void sendstream_cc_feedback(urtp_sendstream_t *ss, const urtp_rtcp_pkt_t *p)
   for (size_t i = 0; i < m; i++) {
     acked += cc->res[i].received;
     lost += !cc->res[i].received;
+  }
+  /* the controller takes one of the two: transport-wide numbers when the
+   * packets carry them (they number retransmissions too), else RFC 8888 */
+  bool tw = atomic_load(&ss->tw_id) != 0;
+  if (cc->control && m && (fmt == URTP_CCFB_FMT_TWCC) == tw) {
+    urtp_cc_feedback(&cc->cc, cc->res, m, now_ns() / 1000);
+    cc->fed = true;
   }
   uint64_t unknown = h->unknown - unknown0, repeated = h->repeated - repeated0;
   pthread_mutex_unlock(&ss->cc_lock);

@@ -274,8 +274,6 @@ static size_t count(urtp_sendstream_t *ss, const urtp_batch_t *b, int r, uint64_
   for (size_t i = 0; i < sent; i++)
     bytes += b->pkts[i].len;
   int64_t t = now_ns();
-  if (first && ss->cc)
-    sendstream_cc_sent(ss, b, sent, t);
 
   pthread_mutex_lock(&ss->stats_lock);
   if (first) {
@@ -342,6 +340,7 @@ int sendstream_send_out(urtp_sendstream_t *ss, const urtp_batch_t *b, size_t *co
     view.npkts -= *off;
     const struct sockaddr_storage *to = ss->fan_on ? &ss->fan[*copy] : NULL;
     uint64_t e0 = s->tx_errors;
+    ss->cc_copy = *copy;
     int r = fan ? urtp_sock_send_to(s, &view, to) : urtp_sock_send(s, &view);
     size_t sent = s->tx_sent;
     size_t unsent = count(ss, &view, r, s->tx_errors - e0, *copy == 0, to);

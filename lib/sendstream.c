@@ -384,6 +384,26 @@ static void pacing_update(urtp_sendstream_t *ss)
     if (by_factor > rate)
       rate = by_factor;
   }
+  /* congestion control: the rate its controller says for this flush's
+   * packets, in small bursts (paced trains); a backlog is what the pacer
+   * has booked beyond now */
+  int64_t t0 = now_ns();
+  if (ss->cc) {
+    const urtp_batch_t *b = &ss->batch[ss->cur];
+    size_t bytes = 0;
+    for (size_t i = 0; i < b->npkts; i++)
+      bytes += b->pkts[i].len;
+    uint64_t cc_rate;
+    if (bytes && sendstream_cc_pacing(ss, bytes, urtp_pacer_busy(&ss->pacer, (uint64_t)t0),
+                                      t0, &cc_rate)) {
+      rate = cc_rate;
+      /* a millisecond's worth at a time: even a small frame leaves as a
+       * train of several sends, whose spread shows the path's rate */
+      burst = (size_t)(cc_rate / 8000);
+      burst = burst < 1500 ? 1500 : burst > URTP_SENDSTREAM_CC_BURST ? URTP_SENDSTREAM_CC_BURST
+                                                                       : burst;
+    }
+  }
   /* the rate is a client's: every copy goes through the one pacer */
   if (ss->fan_on && ss->nfan > 1)
     rate *= ss->nfan;
@@ -399,7 +419,7 @@ static void pacing_update(urtp_sendstream_t *ss)
   /* behind: over a whole second, the sends waited for the pacer more than
    * 95% of the time (a stream paced at or above its bitrate waits at most
    * 1/factor of it, a short while after each large picture) */
-  int64_t t = now_ns();
+  int64_t t = t0;
   if (rate == 0) {
     ss->behind_t0 = 0;
     atomic_store(&ss->behind, false);
@@ -560,6 +580,9 @@ int urtp_sendstream_new(urtp_sendstream_t **out, urtp_sock_t *sock,
   if (!ss)
     return -ENOMEM;
   ss->sock = sock;
+  /* congestion control times packets as they leave (nothing while off) */
+  sock->on_sent = sendstream_cc_sent;
+  sock->on_sent_user = ss;
   ss->cfg = *cfg;
   ss->cfg.srtp = NULL;
   ss->cfg.format = NULL;
@@ -668,6 +691,8 @@ void urtp_sendstream_free(urtp_sendstream_t *ss)
   urtp_sendstream_drop(ss);
   urtp_sendthread_stop(ss->sender);
   ss->sender = NULL;
+  if (ss->sock->on_sent_user == ss)
+    ss->sock->on_sent = NULL;
   /* the sent packets' holds go back, on this thread */
   if (ss->have_hist)
     urtp_history_destroy(&ss->hist);

@@ -29,6 +29,7 @@
 #include "urtp/pay.h"
 #include "urtp/scl.h"
 #include "urtp/sendthread.h"
+#include "urtp/cc.h"
 #include "urtp/twcc.h"
 #include "urtp/bytes.h"
 #ifdef URTP_HAVE_ZRTP_EP
@@ -123,6 +124,7 @@ struct urtp_sendstream {
    * or takes RTCP */
   pthread_mutex_t cc_lock;
   struct sendstream_cc *_Atomic cc; /* read without the lock to skip */
+  size_t cc_copy;                 /* the fan-out copy being sent */
 
   /* parameter sets: the current ones change under ps_lock */
   pthread_mutex_t ps_lock;
@@ -246,13 +248,19 @@ uint64_t sendstream_meter_rate(meter_t *m, int64_t t);
 /* Adds bytes sent at t (sendstream.c; stats_lock). */
 void sendstream_meter_add(meter_t *m, uint64_t bytes, int64_t t);
 
-/* sendcc.c: the first n packets of b left at t (ns); a retransmission
- * (pkt, len) left at t; an RTPFB packet of a trusted compound; at free. */
+/* sendcc.c: packets [first, end) of b left at mono (ns; the socket's
+ * on_sent, user the stream); a retransmission (pkt, len) left at t; an
+ * RTPFB packet of a trusted compound; at free. */
 typedef struct sendstream_cc sendstream_cc_t;
-void sendstream_cc_sent(urtp_sendstream_t *ss, const urtp_batch_t *b, size_t n, int64_t t);
+void sendstream_cc_sent(void *user, const urtp_batch_t *b, size_t first, size_t end,
+                        uint64_t mono);
 void sendstream_cc_rtx_sent(urtp_sendstream_t *ss, const uint8_t *pkt, size_t len, int64_t t);
 void sendstream_cc_feedback(urtp_sendstream_t *ss, const urtp_rtcp_pkt_t *p);
 void sendstream_cc_free(urtp_sendstream_t *ss);
+/* The pacing rate for a flush of `bytes` at t (ns), when the controller
+ * runs (true); backlog: the pacer still holds earlier packets. */
+bool sendstream_cc_pacing(urtp_sendstream_t *ss, size_t bytes, bool backlog, int64_t t,
+                          uint64_t *rate);
 /* With agreed keys (key_sync or zrtp): brings ctx, an SRTCP context (dir)
  * or the RTX one (OUTBOUND, ssrc the RTX SSRC), in line with them; false
  * while there are none (sendstream.c). */

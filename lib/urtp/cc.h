@@ -121,6 +121,9 @@ typedef struct urtp_cc {
   int64_t last_update;      /* us; 0: none yet */
   int64_t last_cut;         /* when the target was last cut */
   int64_t last_raise;       /* ... last raised to a train's capacity */
+  double raised_to;         /* ... to this (0: a cut came since) */
+  double ceiling;           /* raises stop here (a raise that failed) */
+  int64_t ceiling_until;
   /* delivered rate: the last packets' arrivals and sizes */
   urtp_cc_ack_t ack[URTP_CC_ACK_RING];
   size_t ack_head, ack_n;
@@ -151,9 +154,14 @@ typedef struct urtp_cc {
     int64_t first_send, last_send, first_arrival, last_arrival;
     uint64_t bytes;         /* after the first packet */
     unsigned n;
+    /* from the first packet sent later than the first (the next chunk) */
+    int64_t second_send, second_arrival;
+    uint64_t bytes2;        /* after that packet */
+    unsigned n2;
   } train;
   urtp_cc_train_t trains[URTP_CC_TRAINS];
   size_t trains_head, trains_n;
+  double last_capacity;     /* the last measured (spread) estimate */
   /* loss window */
   uint64_t win_lost, win_total;
   double frame_avg;         /* bytes, urtp_cc_pacing_for's frames */

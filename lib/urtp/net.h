@@ -98,6 +98,12 @@ typedef struct urtp_sock {
   /* Paces what urtp_sock_send sends (pacer.h); NULL: no pacing. Set by the
    * owner, may be shared by several sockets (one budget). */
   struct urtp_pacer *pacer;
+  /* Told of each send call's packets as they leave (urtp_sock_send's
+   * packets [first, end) of b, at CLOCK_MONOTONIC ns); NULL: not told.
+   * Set by the owner: congestion control times packets by it. */
+  void (*on_sent)(void *user, const struct urtp_batch *b, size_t first, size_t end,
+                  uint64_t mono);
+  void *on_sent_user;
   /* send scratch, grown to the largest batch */
   struct mmsghdr *msgs;
   size_t msgs_cap;

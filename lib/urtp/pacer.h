@@ -75,6 +75,9 @@ void urtp_pacer_waited(urtp_pacer_t *p, uint64_t ns);
 
 void urtp_pacer_get_stats(urtp_pacer_t *p, urtp_pacer_stats_t *out);
 
+/* Whether what was booked still keeps the pacer busy past now. */
+bool urtp_pacer_busy(urtp_pacer_t *p, uint64_t now);
+
 static inline bool urtp_pacer_active(urtp_pacer_t *p)
 {
   return p && __atomic_load_n(&p->rate, __ATOMIC_RELAXED) != 0;

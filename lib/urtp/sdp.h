@@ -58,6 +58,11 @@ typedef struct urtp_sdp_desc {
   /* RTCP feedback: the RTP/AVPF profile (RFC 4585) and a=rtcp-fb nack,
    * and for video nack pli and ccm fir (RFC 5104) */
   bool feedback;
+  /* congestion control feedback the sender reads (with feedback):
+   * a=rtcp-fb transport-cc (transport-wide, with its extmap among
+   * extmap) and ack ccfb (RFC 8888 section 6) */
+  bool transport_cc;
+  bool ccfb;
   /* retransmission (RFC 4588): payload type rtx_pt, apt= the media's,
    * rtx-time= (ms; 0: not said) */
   bool rtx;

@@ -87,6 +87,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cc.h"
 #include "codec.h"
 #include "hdrext.h"
 #include "net.h"
@@ -404,6 +405,10 @@ int urtp_sendstream_set_hdrext(urtp_sendstream_t *ss, const urtp_hdrext_t *x);
  * session) in element id (1-255; 0: none). Returns 0 or -EINVAL. Streaming
  * thread, between pushes. */
 int urtp_sendstream_set_twcc(urtp_sendstream_t *ss, unsigned id);
+/* Bursts of the pacer under congestion control (bytes), at most: a
+ * millisecond's worth of the rate, at least a packet. */
+#define URTP_SENDSTREAM_CC_BURST 6000
+
 /* Congestion control feedback: with on, every packet that leaves from now
  * on is remembered (the last URTP_TWCC_WINDOW, by transport-wide number
  * when it has one, and by sequence number; 400 KiB taken once), and the
@@ -413,6 +418,20 @@ int urtp_sendstream_set_twcc(urtp_sendstream_t *ss, unsigned id);
  * sent, forgot, or had reported already is counted and nothing else
  * (stats). Returns 0 or -ENOMEM. Any thread. */
 int urtp_sendstream_set_ccfb(urtp_sendstream_t *ss, bool on);
+/* Congestion control (cc.h) on the feedback above: with cfg (min, max and
+ * start bitrate; 0: cc.h's defaults) the controller runs on every
+ * feedback (transport-wide when the packets carry the numbers, else RFC
+ * 8888), and the pacer sends each flush at the rate it says for it (bursts
+ * of a millisecond's worth, up to URTP_SENDSTREAM_CC_BURST bytes, so that
+ * frames go out as paced trains); the caller gives the encoder
+ * urtp_cc_stats_t.target_bps. Called
+ * again with cfg while running, only the bounds change; NULL: off (the
+ * pacer back to urtp_sendstream_set_pacing's). Turns the feedback on.
+ * Returns 0 or -ENOMEM. Any thread. */
+int urtp_sendstream_set_congestion(urtp_sendstream_t *ss, const urtp_cc_config_t *cfg);
+/* The controller's state (false while it is off or has had no feedback
+ * yet; out may be NULL). Any thread. */
+bool urtp_sendstream_congestion(urtp_sendstream_t *ss, urtp_cc_stats_t *out);
 /* The contributing sources (RFC 3550 CSRC list: the sources a mixer's
  * output came from) the packets of the next pushes list; n 0: none, at
  * most 15 (-EINVAL beyond). Streaming thread. */

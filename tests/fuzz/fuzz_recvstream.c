@@ -119,6 +119,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     .rtx = true,
     .rtx_pt = 97,
     .request_keyframe = true,
+    /* congestion control feedback's records: extension element 3 */
+    .twcc_id = 3,
+    .rfc8888 = true,
   };
   urtp_recvstream_t *r;
   ASSERT(urtp_recvstream_new(&cfg, &r) == 0);

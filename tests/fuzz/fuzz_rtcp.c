@@ -10,14 +10,20 @@
  * again with the writer and parsed once more, gives the same fields. The
  * input is also read as RTP packets (sequence number, timestamp, arrival
  * step) for the reception statistics, and as numbers for the interval,
- * whose results must stay within A.7's bounds. Every violation aborts.
+ * whose results must stay within A.7's bounds. Congestion control
+ * feedback (RTPFB FMT 15 and 11) is parsed (ccfb.h), matched against a
+ * history of sends (twcc.h) and fed to the controller (cc.h), whose target
+ * must stay within its bounds. Every violation aborts.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "urtp/cc.h"
+#include "urtp/ccfb.h"
 #include "urtp/rtcp.h"
+#include "urtp/twcc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -97,6 +103,49 @@ static void check_feedback(const urtp_rtcp_fb_t *fb)
 }
 
 /* The packets tile [buf, buf + len), padding included. */
+/* Congestion control feedback: parsed within its bytes and the caller's
+ * room, matched against sends of every number, fed to a controller that
+ * stays within its bounds. */
+static void check_ccfb(const urtp_rtcp_pkt_t *p)
+{
+  static urtp_ccfb_pkt_t pk[URTP_TWCC_MAX_PACKETS];
+  static urtp_twcc_result_t res[URTP_TWCC_MAX_PACKETS];
+  static urtp_twcc_history_t h;
+  static urtp_cc_t cc;
+  static bool init;
+  static int64_t now = 1000000;
+  size_t n = 0;
+  int r;
+  if (!init) {
+    urtp_cc_config_t cfg = { .min_bps = 200000, .max_bps = 5000000, .start_bps = 1000000 };
+    urtp_cc_init(&cc, &cfg);
+    init = true;
+  }
+  if (p->count == URTP_CCFB_FMT_TWCC) {
+    urtp_twcc_info_t info;
+    r = urtp_twcc_parse(p->data, p->len, &info, pk, URTP_TWCC_MAX_PACKETS, &n);
+  } else if (p->count == URTP_CCFB_FMT_RFC8888) {
+    uint32_t sender;
+    uint64_t rep;
+    r = urtp_rfc8888_parse(p->data, p->len, &sender, &rep, pk, URTP_TWCC_MAX_PACKETS, &n);
+  } else {
+    return;
+  }
+  ASSERT(n <= URTP_TWCC_MAX_PACKETS && (r == 0 || r < 0));
+  if (r != 0)
+    return;
+  /* the history knows every number the feedback names, sent 1 ms apart */
+  urtp_twcc_history_init(&h);
+  for (size_t i = 0; i < n; i++)
+    urtp_twcc_history_add(&h, pk[i].seq, now + (int64_t)i * 1000, 1200, 0);
+  size_t m = urtp_twcc_history_match(&h, pk, n, res, URTP_TWCC_MAX_PACKETS);
+  ASSERT(m <= n);
+  now += 50000;
+  urtp_cc_feedback(&cc, res, m, now);
+  uint64_t t = urtp_cc_target(&cc);
+  ASSERT(t >= 200000 && t <= 5000000 && urtp_cc_pacing(&cc) >= t);
+}
+
 static unsigned check_tiling(const uint8_t *buf, size_t len)
 {
   urtp_rtcp_iter_t it;
@@ -145,6 +194,8 @@ static unsigned check_tiling(const uint8_t *buf, size_t len)
       within(fb.fci, fb.fci_len);
       check_feedback(&fb);
     }
+    if (p.type == URTP_RTCP_RTPFB)
+      check_ccfb(&p);
   }
   if (r == 0)
     ASSERT(at == buf + len);

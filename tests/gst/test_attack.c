@@ -56,6 +56,7 @@
 #define RTCP_FOREIGN_SINK "rtcp-foreign"
 
 #define ATTACKER_IP "127.0.0.2"
+#define URI_TWCC "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
 #define ATTACKER_CNAME "attacker"
 #define SENDER_CNAME "sender@attack.test"
 #define MIN_INTERVAL "500000000"        /* ns: reports every few hundred ms */
@@ -68,10 +69,14 @@ static const gchar *const SENDER =
     "height=240,framerate=30/1 ! x264enc tune=zerolatency "
     "speed-preset=ultrafast key-int-max=300 ! h264parse ! uvgrtpsink "
     "name=sink host=127.0.0.1 port=%d rtcp-bind-port=%d cname="
-    SENDER_CNAME " rtcp-min-interval=" MIN_INTERVAL;
+    SENDER_CNAME " rtcp-min-interval=" MIN_INTERVAL " rtp-caps="
+    "\"application/x-rtp,extmap-5=(string)" URI_TWCC "\"";
+/* transport-wide feedback both ways: congestion control runs */
 static const gchar *const RECEIVER =
-    "uvgrtpsrc name=src port=%d encoding-name=H264 rtcp-min-interval="
-    MIN_INTERVAL " ! h264parse ! avdec_h264 ! fakesink name=out";
+    "uvgrtpsrc name=src port=%d rtcp-min-interval=" MIN_INTERVAL " caps="
+    "\"application/x-rtp,media=video,clock-rate=90000,encoding-name=H264,"
+    "payload=96,extmap-5=(string)" URI_TWCC "\" ! h264parse ! avdec_h264 ! "
+    "fakesink name=out";
 
 /* ------------------------------------------------------------------------ */
 /* A session: both pipelines, the attacker's socket, what the buses said */
@@ -607,6 +612,24 @@ add_pli (Pkt * p, guint32 sender, guint32 media)
   rtcp_end (p, at);
 }
 
+/* Transport-wide feedback (RTPFB FMT 15): count numbers from base, all
+ * lost (one run-length chunk). */
+static void
+add_twcc_lost (Pkt * p, guint32 sender, guint32 media, guint16 base,
+    guint16 count)
+{
+  gsize at = rtcp_begin (p, 15, 205);
+
+  put32 (p, sender);
+  put32 (p, media);
+  put16 (p, base);
+  put16 (p, count);
+  put32 (p, 1);                 /* reference time 0, feedback count 1 */
+  put16 (p, count & 0x1fff);    /* run length of "not received" */
+  put16 (p, 0);
+  rtcp_end (p, at);
+}
+
 /* An RTP packet: 12-byte header, marker set (one packet per picture). */
 static void
 make_rtp (Pkt * p, guint32 ssrc, guint16 seq, guint32 ts, const guint8 * pl,
@@ -780,7 +803,7 @@ GST_END_TEST;
 GST_START_TEST (test_forged_feedback)
 {
   Session s;
-  guint n_rr = 0, n_nack = 0, n_pli = 0, taken = 0, samples = 0;
+  guint n_rr = 0, n_nack = 0, n_pli = 0, n_twcc = 0, taken = 0, samples = 0;
   guint64 sr0, rr0;
   GString *seen = g_string_new (NULL);
   gint64 t;
@@ -827,6 +850,18 @@ GST_START_TEST (test_forged_feedback)
       send_to (&s, s.sink_rtcp, p.b, p.len);
       n_nack++;
     }
+    if (tick % 2 == 1) {        /* TWCC: the last 40 numbers all lost */
+      Pkt p = { {0}, 0 };
+      GstStructure *rs = stats_of (s.recv, "src");
+      guint16 tw = (guint16) u64 (rs, "twcc-packets");
+
+      gst_structure_free (rs);
+      add_rr (&p, s.atk_ssrc, NULL);
+      add_sdes_cname (&p, s.atk_ssrc, ATTACKER_CNAME);
+      add_twcc_lost (&p, s.atk_ssrc, s.ssrc, (guint16) (tw - 40), 40);
+      send_to (&s, s.sink_rtcp, p.b, p.len);
+      n_twcc++;
+    }
     if (tick % 5 == 0) {        /* PLI: 20 a second */
       Pkt p = { {0}, 0 };
 
@@ -859,8 +894,8 @@ GST_START_TEST (test_forged_feedback)
       gst_structure_free (st);
     }
   }
-  GST_INFO ("forged: %u RR, %u NACK, %u PLI compounds in %.2f s", n_rr,
-      n_nack, n_pli, (g_get_monotonic_time () - t) / 1e6);
+  GST_INFO ("forged: %u RR, %u NACK, %u PLI, %u TWCC compounds in %.2f s",
+      n_rr, n_nack, n_pli, n_twcc, (g_get_monotonic_time () - t) / 1e6);
   sleep_pump (&s, 1000);
 
   expect (&s, taken == 0, "a forged receiver report was in the sink's stats "
@@ -926,10 +961,18 @@ GST_START_TEST (test_forged_feedback)
     expect (&s, u64 (ss, "keyframe-requests") <= pli_sent + fir_sent,
         "sink keyframe-requests %" G_GUINT64_FORMAT ", the receiver asked %"
         G_GUINT64_FORMAT, u64 (ss, "keyframe-requests"), pli_sent + fir_sent);
+    /* congestion control: the real receiver's feedback only (nothing is
+     * lost on loopback), and no estimate driven down by forged loss */
+    expect (&s, u64 (ss, "ccfb-received") > 0 && u64 (ss, "ccfb-lost") == 0,
+        "sink ccfb-received %" G_GUINT64_FORMAT ", ccfb-lost %"
+        G_GUINT64_FORMAT " (the attacker reported %u x 40 lost)",
+        u64 (ss, "ccfb-received"), u64 (ss, "ccfb-lost"), n_twcc);
+    expect (&s, u64 (ss, "cc-loss-cuts") == 0, "sink cc-loss-cuts %"
+        G_GUINT64_FORMAT, u64 (ss, "cc-loss-cuts"));
     gst_structure_free (rs);
     gst_structure_free (ss);
   }
-  common_checks (&s, 0, n_rr + n_nack + n_pli, sr0, rr0);
+  common_checks (&s, 0, n_rr + n_nack + n_pli + n_twcc, sr0, rr0);
   g_string_free (seen, TRUE);
   session_end (&s);
 }

@@ -10,8 +10,17 @@
  *  2. uvgrtpsink -> rtpbin (its TWCC feedback): our sink matches rtpbin's
  *     feedback against what it sent: every packet acknowledged once, none
  *     lost, nothing unknown.
+ *  3. x264enc ! uvgrtpsink -> uvgrtpsrc across a bottleneck (two network
+ *     namespaces of the test's own, a veth pair, tbf on the sender's side):
+ *     with no application code the estimate, and x264enc's bitrate with
+ *     it, settle below the bottleneck's rate, and follow it down when
+ *     `tc qdisc change` halves it.
  */
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
@@ -22,6 +31,15 @@
 
 #define FPS 30
 #define FRAMES 60
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#endif
 #define URI_TWCC "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
 
 static Stream h264;
@@ -285,6 +303,188 @@ GST_START_TEST (test_twcc_feedback_from_rtpbin)
 
 GST_END_TEST;
 
+/* Runs cmd through the shell; TRUE when it succeeded. */
+static gboolean
+sh (const gchar * fmt, ...) G_GNUC_PRINTF (1, 2);
+
+static gboolean
+sh (const gchar * fmt, ...)
+{
+  va_list ap;
+  gchar *cmd;
+  gint r;
+
+  va_start (ap, fmt);
+  cmd = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  r = system (cmd);
+  GST_INFO ("%s: %d", cmd, r);
+  g_free (cmd);
+  return r == 0;
+}
+
+static gint
+cmp_uint (gconstpointer a, gconstpointer b)
+{
+  guint x = *(const guint *) a, y = *(const guint *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* Runs tx for `ms`, collecting uvgrtp-congestion messages; over its last
+ * 3 s, every 100 ms, the estimate (bits/s) and how far x264enc's bitrate
+ * (kbit/s) is from it: their medians, and the median queue delay (us). */
+static void
+run_cc (GstElement * tx, guint ms, guint * est, guint * enc_off,
+    gint64 * queue, guint * messages)
+{
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (tx), "sink");
+  GstElement *enc = gst_bin_get_by_name (GST_BIN (tx), "enc");
+  GstBus *bus = gst_element_get_bus (tx);
+  gint64 t0 = g_get_monotonic_time (), end = t0 + (gint64) ms * 1000;
+  GArray *ests = g_array_new (FALSE, FALSE, sizeof (guint));
+  GArray *offs = g_array_new (FALSE, FALSE, sizeof (guint));
+  GArray *qs = g_array_new (FALSE, FALSE, sizeof (guint));
+  GstMessage *m;
+
+  while (g_get_monotonic_time () < end) {
+    while ((m = gst_bus_pop (bus))) {
+      const GstStructure *s = gst_message_get_structure (m);
+      fail_if (GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR, "error from %s",
+          GST_OBJECT_NAME (GST_MESSAGE_SRC (m)));
+      if (s && gst_structure_has_name (s, "uvgrtp-congestion"))
+        (*messages)++;
+      gst_message_unref (m);
+    }
+    g_usleep (100000);
+    if (end - g_get_monotonic_time () < 3 * G_USEC_PER_SEC) {
+      GstStructure *st = NULL;
+      guint e, k, q;
+      g_object_get (sink, "estimated-bitrate", &e, NULL);
+      g_object_get (enc, "bitrate", &k, NULL);
+      g_object_get (sink, "stats", &st, NULL);
+      q = (guint) MAX (0, g_value_get_int64 (gst_structure_get_value (st,
+                  "queue-delay-us")));
+      gst_structure_free (st);
+      k = (guint) ABS ((gint) k - (gint) (e / 1000));
+      g_array_append_val (ests, e);
+      g_array_append_val (offs, k);
+      g_array_append_val (qs, q);
+    }
+  }
+  g_array_sort (ests, cmp_uint);
+  g_array_sort (offs, cmp_uint);
+  g_array_sort (qs, cmp_uint);
+  fail_unless (ests->len > 10);
+  *est = g_array_index (ests, guint, ests->len / 2);
+  *enc_off = g_array_index (offs, guint, offs->len / 2);
+  *queue = g_array_index (qs, guint, qs->len / 2);
+  g_array_free (ests, TRUE);
+  g_array_free (offs, TRUE);
+  g_array_free (qs, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (enc);
+  gst_object_unref (sink);
+}
+
+GST_START_TEST (test_bottleneck)
+{
+  gchar *ns = g_strdup_printf ("uvgcc%d", (gint) getpid ());
+  gchar *ns_path = g_strdup_printf ("/run/netns/%s", ns);
+  gint here, there, port = 6000;
+  GstElement *tx, *rx;
+  GstStructure *ss;
+  guint est = 0, enc_off = 0, messages = 0;
+  gint64 queue = 0;
+
+  if (g_strcmp0 (g_getenv ("CK_FORK"), "no") == 0) {
+    GST_INFO ("needs check's fork mode for its network namespaces: skipped");
+    goto out;
+  }
+#ifdef UNDER_ASAN
+  /* a live encoder against the clock: what it checks is timing, which a
+   * sanitizer's slowdown distorts; the code it runs, the interop tests
+   * above run under the sanitizers too */
+  GST_INFO ("under a sanitizer: skipped");
+  goto out;
+#endif
+  /* here: the sender, v0, the bottleneck on its way out; there: the
+   * receiver, v1 */
+  if (unshare (CLONE_NEWNET) < 0 || !sh ("ip link set lo up && "
+          "ip netns add %s && ip link add v0 type veth peer name v1 && "
+          "ip link set v1 netns %s && ip addr add 10.77.0.1/24 dev v0 && "
+          "ip link set v0 up && ip -n %s link set lo up && "
+          "ip -n %s addr add 10.77.0.2/24 dev v1 && ip -n %s link set v1 up && "
+          "tc qdisc add dev v0 root tbf rate 3mbit burst 2kb latency 300ms",
+          ns, ns, ns, ns, ns)) {
+    GST_INFO ("no network namespaces with veth and tbf here: skipped");
+    sh ("ip netns del %s 2>/dev/null", ns);
+    goto out;
+  }
+  here = open ("/proc/self/ns/net", O_RDONLY);
+  there = open (ns_path, O_RDONLY);
+  fail_unless (here >= 0 && there >= 0);
+
+  /* the receiver's sockets are made in its namespace */
+  fail_unless (setns (there, CLONE_NEWNET) == 0);
+  rx = launchf ("uvgrtpsrc name=src address=10.77.0.2 port=%d "
+      "rtcp-remote-host=10.77.0.1 rtcp-remote-port=%d caps=\"application/x-rtp,"
+      "media=video,clock-rate=90000,encoding-name=H264,payload=96,"
+      "extmap-5=(string)" URI_TWCC "\" ! fakesink sync=false", port, port + 3);
+  play (rx);
+  fail_unless (gst_element_get_state (rx, NULL, NULL, 5 * GST_SECOND) !=
+      GST_STATE_CHANGE_FAILURE);
+  fail_unless (setns (here, CLONE_NEWNET) == 0);
+
+  /* snow: x264enc makes whatever bitrate it is told */
+  tx = launchf ("videotestsrc is-live=true pattern=snow ! video/x-raw,"
+      "width=640,height=360,framerate=30/1 ! x264enc name=enc bitrate=1000 vbv-buf-capacity=120 "
+      "tune=zerolatency speed-preset=ultrafast key-int-max=60 ! "
+      "uvgrtpsink name=sink host=10.77.0.2 port=%d rtcp-bind-port=%d "
+      "rtp-caps=\"application/x-rtp,extmap-5=(string)" URI_TWCC "\"", port,
+      port + 3);
+  play (tx);
+  run_cc (tx, 8000, &est, &enc_off, &queue, &messages);
+  GST_INFO ("3 Mbit/s: estimate %u bit/s, x264enc %u kbit/s off, queue %"
+      G_GINT64_FORMAT " us, %u messages", est, enc_off, queue, messages);
+  /* the medians of the last 3 s: within 10 % above the bottleneck's rate,
+   * not far below it */
+  fail_unless (est >= 1800000 && est <= 3300000, "estimate %u at 3 Mbit/s",
+      est);
+  /* the encoder follows without application code */
+  fail_unless (enc_off <= est / 1000 / 10, "x264enc %u kbit/s off the "
+      "estimate %u bit/s", enc_off, est);
+  fail_unless (queue <= 50000, "standing queue %" G_GINT64_FORMAT " us",
+      queue);
+  fail_unless (messages >= 1);
+
+  fail_unless (sh ("tc qdisc change dev v0 root tbf rate 1500kbit burst 2kb "
+          "latency 300ms"));
+  run_cc (tx, 5000, &est, &enc_off, &queue, &messages);
+  GST_INFO ("1.5 Mbit/s: estimate %u bit/s, x264enc %u kbit/s off, queue %"
+      G_GINT64_FORMAT " us", est, enc_off, queue);
+  fail_unless (est >= 900000 && est <= 1650000, "estimate %u at 1.5 Mbit/s",
+      est);
+  fail_unless (enc_off <= est / 1000 / 10, "x264enc %u kbit/s off the "
+      "estimate %u bit/s", enc_off, est);
+  fail_unless (queue <= 50000, "standing queue %" G_GINT64_FORMAT " us",
+      queue);
+  ss = stats_of (tx, "sink");
+  GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
+  fail_unless (u64 (ss, "ccfb-received") > 100);
+  gst_structure_free (ss);
+
+  stop (tx);
+  stop (rx);
+  close (here);
+  close (there);
+  sh ("ip netns del %s", ns);
+out:
+  g_free (ns);
+  g_free (ns_path);
+}
+
+GST_END_TEST;
+
 static Suite *
 congestion_suite (void)
 {
@@ -295,6 +495,7 @@ congestion_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_twcc_feedback_to_rtpbin);
   tcase_add_test (tc, test_twcc_feedback_from_rtpbin);
+  tcase_add_test (tc, test_bottleneck);
   return s;
 }
 

@@ -15,8 +15,9 @@
  *     provided through request-extension) to uvgrtpsrc with them in its
  *     caps: the meta on every access unit, the colorimetry in its caps,
  *     every access unit byte for byte.
- *  3. rtpbin's session reads our transport-wide sequence numbers: its TWCC
- *     feedback (RTPFB FMT 15) covers every packet we sent.
+ * That rtpbin's session reads our transport-wide sequence numbers (its TWCC
+ * feedback covers every packet we sent, and our sink takes it) is
+ * test_congestion's test_twcc_feedback_from_rtpbin.
  */
 #include <string.h>
 
@@ -360,91 +361,6 @@ GST_START_TEST (test_stock_to_src)
 
 GST_END_TEST;
 
-/* The packets a TWCC feedback (RTPFB FMT 15) reports on: base sequence
- * number and packet status count, added to `covered`. */
-static void
-twcc_covered (GstBuffer * buf, GHashTable * covered, guint * feedbacks)
-{
-  GstRTCPBuffer rtcp = GST_RTCP_BUFFER_INIT;
-  GstRTCPPacket p;
-  gboolean more;
-
-  if (!gst_rtcp_buffer_validate_reduced (buf)
-      || !gst_rtcp_buffer_map (buf, GST_MAP_READ, &rtcp))
-    return;
-  for (more = gst_rtcp_buffer_get_first_packet (&rtcp, &p); more;
-      more = gst_rtcp_packet_move_to_next (&p)) {
-    guint8 *fci;
-    guint16 base, count;
-
-    if (gst_rtcp_packet_get_type (&p) != GST_RTCP_TYPE_RTPFB
-        || gst_rtcp_packet_fb_get_type (&p) != 15
-        || gst_rtcp_packet_fb_get_fci_length (&p) < 2)
-      continue;
-    fci = gst_rtcp_packet_fb_get_fci (&p);
-    base = (guint16) be_uint (fci, 2);
-    count = (guint16) be_uint ((guint8 *) fci + 2, 2);
-    for (guint k = 0; k < count; k++)
-      g_hash_table_add (covered, GUINT_TO_POINTER ((guint) (guint16) (base +
-                  k)));
-    (*feedbacks)++;
-  }
-  gst_rtcp_buffer_unmap (&rtcp);
-}
-
-GST_START_TEST (test_twcc_rtpbin)
-{
-  Stream *st = stream_of (0);
-  gint port = free_ports (4);
-  GstElement *tx, *rx, *fb, *sink;
-  GPtrArray *got;
-  GHashTable *covered = g_hash_table_new (NULL, NULL);
-  guint feedbacks = 0;
-  guint64 packets;
-
-  /* rtpbin's feedback goes where we can read it */
-  fb = launchf ("udpsrc address=127.0.0.1 port=%d caps=application/x-rtcp ! "
-      "appsink name=fb sync=false", port + 2);
-  play (fb);
-  rx = launchf ("rtpbin name=rb udpsrc address=127.0.0.1 port=%d "
-      "caps=\"application/x-rtp,media=video,clock-rate=90000,"
-      "encoding-name=H264,payload=96,extmap-5=(string)" URI_TWCC "\" ! "
-      "rb.recv_rtp_sink_0 rb. ! rtph264depay ! fakesink sync=false "
-      "rb.send_rtcp_src_0 ! udpsink host=127.0.0.1 port=%d sync=false "
-      "async=false", port, port + 2);
-  play (rx);
-  tx = launchf ("appsrc name=in format=time ! uvgrtpsink name=s "
-      "host=127.0.0.1 port=%d rtcp=false rtp-caps=\"application/x-rtp,"
-      "extmap-5=(string)" URI_TWCC "\"", port);
-  sink = gst_bin_get_by_name (GST_BIN (tx), "s");
-  stream_push (tx, st, FPS);
-  wait_eos (tx);
-  {
-    GstStructure *ss = NULL;
-    g_object_get (sink, "stats", &ss, NULL);
-    packets = u64 (ss, "packets");
-    gst_structure_free (ss);
-  }
-  /* rtpbin reports at its RTCP interval: a second or two */
-  for (gint k = 0; k < 60 && g_hash_table_size (covered) < packets; k++) {
-    got = appsink_pull_all (fb, "fb", NULL);
-    for (guint i = 0; i < got->len; i++)
-      twcc_covered (g_ptr_array_index (got, i), covered, &feedbacks);
-    g_ptr_array_unref (got);
-  }
-  fail_unless (feedbacks > 0, "no TWCC feedback from rtpbin");
-  for (guint i = 0; i < packets; i++)
-    fail_unless (g_hash_table_contains (covered, GUINT_TO_POINTER (i)),
-        "transport-wide number %u not reported", i);
-  gst_object_unref (sink);
-  g_hash_table_unref (covered);
-  stop (tx);
-  stop (rx);
-  stop (fb);
-}
-
-GST_END_TEST;
-
 static Suite *
 hdrext_suite (void)
 {
@@ -455,7 +371,6 @@ hdrext_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_loop_test (tc, test_sink_to_stock, 0, G_N_ELEMENTS (codecs));
   tcase_add_loop_test (tc, test_stock_to_src, 0, G_N_ELEMENTS (codecs));
-  tcase_add_test (tc, test_twcc_rtpbin);
   return s;
 }
 

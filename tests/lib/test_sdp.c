@@ -222,7 +222,7 @@ static void test_feedback_rtx(void)
   urtp_sdp_desc_t d = { .addr = "192.0.2.7", .port = 5004, .session_id = 9,
                         .session_name = "uvgrtpsink", .codec = URTP_CODEC_H265, .pt = 96,
                         .rtcp_port = 5005, .feedback = true, .rtx = true, .rtx_pt = 97,
-                        .rtx_time_ms = 1000 };
+                        .rtx_time_ms = 1000, .transport_cc = true, .ccfb = true };
   check_text(&d, "v=0\r\n"
                  "o=- 9 1 IN IP4 127.0.0.1\r\n"
                  "s=uvgrtpsink\r\n"
@@ -234,6 +234,8 @@ static void test_feedback_rtx(void)
                  "a=rtcp-fb:96 nack\r\n"
                  "a=rtcp-fb:96 nack pli\r\n"
                  "a=rtcp-fb:96 ccm fir\r\n"
+                 "a=rtcp-fb:96 transport-cc\r\n"
+                 "a=rtcp-fb:96 ack ccfb\r\n"
                  "a=rtpmap:97 rtx/90000\r\n"
                  "a=fmtp:97 apt=96;rtx-time=1000\r\n");
   /* Opus: NACKs only; its clock */
