@@ -1683,7 +1683,11 @@ gst_uvgrtp_sink_start (GstBaseSink * bsink)
   g_atomic_int_set (&self->rtp_shift, 0);
   self->ncsrc = 0;
   gst_uvgrtp_hdrext_stream_started (&self->hdrext);
-  self->cc.serial = G_MININT;   /* set up at the first buffer */
+  /* congestion control: set up now, so that feedback knows every packet
+   * (parameter sets may leave before the first buffer), and again when the
+   * extensions change (the serial differs at the first buffer) */
+  self->cc.serial = G_MININT;
+  gst_uvgrtp_sink_cc_setup (self, TRUE);
   self->errors_logged = self->srtp_errors_logged = 0;
   self->last_warning = 0;
   self->warned_no_ps = FALSE;
@@ -1877,15 +1881,8 @@ push_buffer (GstUvgRtpSink * self, GstBuffer * buf)
   /* congestion control follows the extensions: is the transport-wide
    * number among them (the serial changes with them) */
   if (self->cc.serial != self->hdrext.stream_serial) {
-    gboolean ccfb = FALSE;
     self->cc.serial = self->hdrext.stream_serial;
-    GST_OBJECT_LOCK (self);
-    if (self->rtp_caps && gst_caps_get_size (self->rtp_caps) > 0)
-      gst_structure_get_boolean (gst_caps_get_structure (self->rtp_caps, 0),
-          "rtcp-fb-ack-ccfb", &ccfb);
-    GST_OBJECT_UNLOCK (self);
-    gst_uvgrtp_sink_cc_setup (self,
-        gst_uvgrtp_hdrext_twcc_id (&self->hdrext) != 0, ccfb);
+    gst_uvgrtp_sink_cc_setup (self, FALSE);
   }
   /* h goes back to the free list through release_hold(), in every case */
   r = urtp_sendstream_push (self->stream, h->map.data, size, ts,

@@ -204,9 +204,11 @@ gboolean gst_uvgrtp_sink_write_sdp (GstUvgRtpSink * self);
  * and signals; the stream's clients at start (FALSE after posting an
  * error). No lock held when called. */
 /* gstuvgrtpsinkcc.c: congestion control's properties from id first on
- * (set and get: FALSE for an id not theirs, id counted from first); set
- * up once the stream knows whether its packets carry transport-wide
- * numbers, or the rtp-caps ask for RFC 8888 feedback (streaming thread);
+ * (set and get: FALSE for an id not theirs, id counted from first);
+ * whether it runs, given whether the packets carry transport-wide numbers
+ * (object lock held); set up at the start (start TRUE: before any packet
+ * leaves, so that feedback knows every one) and again whenever the
+ * extensions change (the streaming thread);
  * after each send, the estimate onto the property, the bus and the
  * encoder; at stop. */
 void gst_uvgrtp_sink_cc_install (GObjectClass * klass, guint first);
@@ -216,8 +218,8 @@ gboolean gst_uvgrtp_sink_cc_set_property (GstUvgRtpSink * self, guint id,
     const GValue * value);
 gboolean gst_uvgrtp_sink_cc_get_property (GstUvgRtpSink * self, guint id,
     GValue * value);
-void gst_uvgrtp_sink_cc_setup (GstUvgRtpSink * self, gboolean twcc,
-    gboolean ccfb);
+gboolean gst_uvgrtp_sink_cc_wanted (GstUvgRtpSink * self, gboolean twcc);
+void gst_uvgrtp_sink_cc_setup (GstUvgRtpSink * self, gboolean start);
 void gst_uvgrtp_sink_cc_update (GstUvgRtpSink * self);
 void gst_uvgrtp_sink_cc_stop (GstUvgRtpSink * self);
 

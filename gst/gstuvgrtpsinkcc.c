@@ -400,39 +400,52 @@ encoder_set (GstUvgRtpSink * self, GstElement * enc, const Encoder * e,
 
 /* --- the streaming thread ------------------------------------------------- */
 
+gboolean
+gst_uvgrtp_sink_cc_wanted (GstUvgRtpSink * self, gboolean twcc)
+{
+  gboolean asked = FALSE;
+
+  if (self->rtp_caps && gst_caps_get_size (self->rtp_caps) > 0)
+    gst_structure_get_boolean (gst_caps_get_structure (self->rtp_caps, 0),
+        "rtcp-fb-ack-ccfb", &asked);
+  return self->cc.mode == GST_UVGRTP_CC_GCC
+      || (self->cc.mode == GST_UVGRTP_CC_AUTO && (twcc || asked));
+}
+
 void
-gst_uvgrtp_sink_cc_setup (GstUvgRtpSink * self, gboolean twcc, gboolean ccfb)
+gst_uvgrtp_sink_cc_setup (GstUvgRtpSink * self, gboolean start)
 {
   GstUvgRtpSinkCc *cc = &self->cc;
   urtp_cc_config_t cfg = { 0 };
-  gint mode;
+  gboolean twcc = gst_uvgrtp_hdrext_twcc_id (&self->hdrext) != 0, wanted;
 
   cfg.max_bps = cc->max_bitrate =
       gst_base_sink_get_max_bitrate (GST_BASE_SINK (self));
   GST_OBJECT_LOCK (self);
-  mode = cc->mode;
+  wanted = gst_uvgrtp_sink_cc_wanted (self, twcc);
   cfg.min_bps = cc->min_bitrate;
   cfg.start_bps = cc->start_bitrate;
   GST_OBJECT_UNLOCK (self);
   g_atomic_int_set (&cc->bounds_changed, FALSE);
-  if (mode == GST_UVGRTP_CC_NONE || (mode == GST_UVGRTP_CC_AUTO && !twcc
-          && !ccfb)) {
+  if (!wanted) {
     if (cc->on)
       urtp_sendstream_set_congestion (self->stream, NULL);
     cc->on = FALSE;
     return;
   }
-  if (cc->on)
-    return;
+  /* the encoder: looked for at the start (its bitrate is where the
+   * estimate starts) and, when not linked yet then, at the first buffer */
   if (!cc->looked) {
-    cc->looked = TRUE;
     const Encoder *entry = NULL;
     cc->encoder = find_encoder (self, &entry);
     cc->entry = entry;
+    cc->looked = cc->encoder != NULL || !start;
     if (cc->encoder)
       GST_INFO_OBJECT (self, "encoder %s (%s): its %s follows the estimate",
           GST_OBJECT_NAME (cc->encoder), entry->factory, entry->property);
   }
+  if (cc->on)
+    return;
   if (!cfg.start_bps && cc->encoder)
     cfg.start_bps = encoder_get (cc->encoder, (const Encoder *) cc->entry);
   if (urtp_sendstream_set_congestion (self->stream, &cfg) < 0) {

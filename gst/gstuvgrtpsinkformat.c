@@ -45,14 +45,9 @@ gst_uvgrtp_sink_build_sdp (GstUvgRtpSink * self)
    * carry the numbers, and RFC 8888's whenever it runs */
   {
     gboolean twcc = gst_uvgrtp_hdrext_twcc_id (&self->hdrext) != 0;
-    gboolean asked = FALSE;
 
-    if (self->rtp_caps && gst_caps_get_size (self->rtp_caps) > 0)
-      gst_structure_get_boolean (gst_caps_get_structure (self->rtp_caps, 0),
-          "rtcp-fb-ack-ccfb", &asked);
     d.transport_cc = d.feedback && self->cc.mode != GST_UVGRTP_CC_NONE && twcc;
-    d.ccfb = d.feedback && (self->cc.mode == GST_UVGRTP_CC_GCC
-        || (self->cc.mode == GST_UVGRTP_CC_AUTO && (twcc || asked)));
+    d.ccfb = d.feedback && gst_uvgrtp_sink_cc_wanted (self, twcc);
   }
   n = urtp_sendstream_sdp (self->stream, &d, buf, sizeof buf);
   if (n < 0)

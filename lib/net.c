@@ -834,6 +834,14 @@ static int sock_send(urtp_sock_t *s, const urtp_batch_t *b, const struct sockadd
           queued -= tx_bytes(s)[m];
         booked = (size_t)upto;
       }
+      /* told before the call: on loopback the receiver's feedback on a
+       * packet can come back before the call returns; what does not go
+       * is told again, later, when it is tried again */
+      if (s->on_sent) {
+        size_t upto = s->tx_mode == URTP_IO_PLAIN ? k + 1 : booked;
+        s->on_sent(s->on_sent_user, b, tx_first(s)[k],
+                   upto < nm ? tx_first(s)[upto] : next, mono_ns());
+      }
       /* MSG_DONTWAIT: a full socket buffer returns EAGAIN instead of
        * blocking in the kernel, so that tx_wait can also be woken. */
       int n;
@@ -843,9 +851,6 @@ static int sock_send(urtp_sock_t *s, const urtp_batch_t *b, const struct sockadd
         n = sendmmsg(s->fd, s->msgs + k, (unsigned)(booked - k), MSG_DONTWAIT);
       if (n > 0) {
         s->tx_syscalls++;
-        if (s->on_sent)
-          s->on_sent(s->on_sent_user, b, tx_first(s)[k],
-                     k + (size_t)n < nm ? tx_first(s)[k + (size_t)n] : next, mono_ns());
         k += (size_t)n;
         s->tx_msgs += (uint64_t)n;
         continue;

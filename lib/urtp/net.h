@@ -99,8 +99,10 @@ typedef struct urtp_sock {
    * owner, may be shared by several sockets (one budget). */
   struct urtp_pacer *pacer;
   /* Told of each send call's packets as they leave (urtp_sock_send's
-   * packets [first, end) of b, at CLOCK_MONOTONIC ns); NULL: not told.
-   * Set by the owner: congestion control times packets by it. */
+   * packets [first, end) of b, at CLOCK_MONOTONIC ns), just before the
+   * call; packets the call did not take are told again when retried.
+   * NULL: not told. Set by the owner: congestion control times packets
+   * by it. */
   void (*on_sent)(void *user, const struct urtp_batch *b, size_t first, size_t end,
                   uint64_t mono);
   void *on_sent_user;

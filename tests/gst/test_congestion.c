@@ -10,7 +10,10 @@
  *  2. uvgrtpsink -> rtpbin (its TWCC feedback): our sink matches rtpbin's
  *     feedback against what it sent: every packet acknowledged once, none
  *     lost, nothing unknown.
- *  3. x264enc ! uvgrtpsink -> uvgrtpsrc across a bottleneck (two network
+ *  3. RFC 8888: uvgrtpsrc rfc8888-feedback=true -> uvgrtpsink
+ *     congestion-control=gcc, no transport-wide numbers: the controller
+ *     runs on RFC 8888 feedback alone, every packet acknowledged.
+ *  4. x264enc ! uvgrtpsink -> uvgrtpsrc across a bottleneck (two network
  *     namespaces of the test's own, a veth pair, tbf on the sender's side):
  *     with no application code the estimate, and x264enc's bitrate with
  *     it, settle below the bottleneck's rate, and follow it down when
@@ -303,6 +306,45 @@ GST_START_TEST (test_twcc_feedback_from_rtpbin)
 
 GST_END_TEST;
 
+GST_START_TEST (test_rfc8888)
+{
+  gint port = free_ports (4);
+  GstElement *tx, *rx;
+  GstStructure *ss;
+  guint est = 0;
+
+  rx = launchf ("uvgrtpsrc name=src address=127.0.0.1 port=%d "
+      "rfc8888-feedback=true rtcp-remote-host=127.0.0.1 rtcp-remote-port=%d "
+      "encoding-name=H264 ! fakesink sync=false", port, port + 3);
+  play (rx);
+  tx = launchf ("videotestsrc is-live=true num-buffers=90 pattern=ball ! "
+      "video/x-raw,width=320,height=240,framerate=30/1 ! x264enc "
+      "tune=zerolatency speed-preset=ultrafast bitrate=800 ! uvgrtpsink "
+      "name=sink host=127.0.0.1 port=%d rtcp-bind-port=%d "
+      "congestion-control=gcc", port, port + 3);
+  play (tx);
+  wait_eos (tx);
+  g_usleep (300000);            /* the last frame's feedback */
+  ss = stats_of (tx, "sink");
+  GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
+  est = (guint) u64 (ss, "estimated-bitrate");
+  fail_unless (u64 (ss, "rfc8888-received") >= 30, "%" G_GUINT64_FORMAT
+      " RFC 8888 messages", u64 (ss, "rfc8888-received"));
+  fail_unless_equals_uint64 (u64 (ss, "ccfb-received"), 0);
+  /* every packet, once; none lost on loopback */
+  fail_unless_equals_uint64 (u64 (ss, "ccfb-acked"), u64 (ss, "packets"));
+  fail_unless_equals_uint64 (u64 (ss, "ccfb-lost"), 0);
+  fail_unless_equals_uint64 (u64 (ss, "ccfb-unknown"), 0);
+  /* the controller ran on them */
+  fail_unless (u64 (ss, "cc-packets") > 0 && est > 0, "cc-packets %"
+      G_GUINT64_FORMAT ", estimate %u", u64 (ss, "cc-packets"), est);
+  gst_structure_free (ss);
+  stop (tx);
+  stop (rx);
+}
+
+GST_END_TEST;
+
 /* Runs cmd through the shell; TRUE when it succeeded. */
 static gboolean
 sh (const gchar * fmt, ...) G_GNUC_PRINTF (1, 2);
@@ -495,6 +537,7 @@ congestion_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_twcc_feedback_to_rtpbin);
   tcase_add_test (tc, test_twcc_feedback_from_rtpbin);
+  tcase_add_test (tc, test_rfc8888);
   tcase_add_test (tc, test_bottleneck);
   return s;
 }
