@@ -65,16 +65,25 @@ stream_encode (Stream * st, guint frames, guint fps, const gchar * encode)
 
 /* Plays tx and pushes st into its appsrc "in", one access unit (or audio
  * packet) every 1 / fps of buffer time (a sink downstream syncs, as a live encoder's
- * would). */
+ * would). live: each is pushed when its time comes rather than all at
+ * once, so that no element downstream holds seconds of stream ahead of
+ * the clock (a retransmission queued behind them would come too late). */
 static G_GNUC_UNUSED void
-stream_push (GstElement * tx, Stream * st, guint fps)
+stream_push_full (GstElement * tx, Stream * st, guint fps, gboolean live)
 {
   GstElement *in = gst_bin_get_by_name (GST_BIN (tx), "in");
+  gint64 t0;
 
   g_object_set (in, "caps", st->caps, NULL);
   play (tx);
+  t0 = g_get_monotonic_time ();
   for (guint i = 0; i < st->aus->len; i++) {
     GstBuffer *b = gst_buffer_copy (g_ptr_array_index (st->aus, i));
+    gint64 wait = t0 + (gint64) i * G_USEC_PER_SEC / fps -
+        g_get_monotonic_time ();
+
+    if (live && wait > 0)
+      g_usleep ((gulong) wait);
     GST_BUFFER_PTS (b) = i * GST_SECOND / fps;
     GST_BUFFER_DTS (b) = GST_CLOCK_TIME_NONE;
     GST_BUFFER_DURATION (b) = GST_SECOND / fps;
@@ -83,6 +92,12 @@ stream_push (GstElement * tx, Stream * st, guint fps)
   }
   gst_app_src_end_of_stream (GST_APP_SRC (in));
   gst_object_unref (in);
+}
+
+static G_GNUC_UNUSED void
+stream_push (GstElement * tx, Stream * st, guint fps)
+{
+  stream_push_full (tx, st, fps, FALSE);
 }
 
 /* Waits for p's EOS, failing on an error or after 30 s. */

@@ -61,7 +61,10 @@ stream_h264 (void)
   return &h264;
 }
 
-/* Plays tx and pushes the stream into its appsrc "in" (stream_push);
+/* Plays tx and pushes the stream into its appsrc "in" as a live source
+ * would, each access unit at its time (rtpbin's rtprtxsend queues
+ * retransmissions behind the media it holds: pushed all at once, a
+ * retransmission waited up to 250 ms and missed the receiver's latency);
  * waits for tx's EOS. A sending rtpbin
  * posts it only once its RTCP has said BYE, by RTCP's timing, and now and
  * then not at all (seen here and in bench/recovery.py, GStreamer 1.22):
@@ -72,7 +75,7 @@ send_stream (GstElement * tx, Stream * st)
   GstBus *bus = gst_element_get_bus (tx);
   GstMessage *m;
 
-  stream_push (tx, st, FPS);
+  stream_push_full (tx, st, FPS, TRUE);
   m = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
       GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
   if (!m) {
@@ -640,10 +643,9 @@ GST_END_TEST;
  * source's RTCP port, our source's reports and NACKs go to rtpbin's RTCP
  * udpsrc (rtcp-remote-*). aux: rtpbin has rtprtxsend; avpf: its
  * rtp-profile is avpf (its first report goes at once) rather than its
- * default, avp (the first report a second or two in). rtpbin's udpsink
- * syncs: a retransmission waits there behind the clock wait of the
- * packets before it (up to two frames), so that our source may ask again;
- * the second answer is then dropped. */
+ * default, avp (the first report a second or two in). The access units
+ * come at their time (send_stream), so a retransmission leaves at once and
+ * each loss is asked for once. */
 static void
 run_rtpbin_to_src (gboolean aux, gboolean avpf)
 {
