@@ -1008,6 +1008,12 @@ static const gsize prop_field[PROP_SHARED_FIRST] = {
   [PROP_DTX] = FIELD (dtx),
   [PROP_BYTES_TO_SERVE] = FIELD (bytes_to_serve),
   [PROP_USED_SOCKET_V6] = FIELD (used_socket_v6),
+#define CC(p) PROP_CC_FIRST + GST_UVGRTP_SINK_CC_PROP_##p
+  [CC (MODE)] = FIELD (cc.mode),[CC (MIN)] = FIELD (cc.min_bitrate),
+  [CC (START)] = FIELD (cc.start_bitrate),
+  [CC (ADAPT_ENCODER)] = FIELD (cc.adapt_encoder),
+  [CC (MESSAGE_THRESHOLD)] = FIELD (cc.message_threshold),
+#undef CC
 };
 #undef FIELD
 
@@ -1030,10 +1036,6 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
 
   if (gst_uvgrtp_hdrext_set_property (&self->hdrext, prop_id,
           PROP_AUTO_HEADER_EXTENSION, PROP_EXTENSIONS, value))
-    return;
-  if (prop_id >= PROP_CC_FIRST && prop_id <= PROP_CC_LAST
-      && gst_uvgrtp_sink_cc_set_property (self, prop_id - PROP_CC_FIRST,
-          value))
     return;
   /* the destinations change under locks of their own */
   switch (prop_id) {
@@ -1080,6 +1082,8 @@ gst_uvgrtp_sink_set_property (GObject * object, guint prop_id,
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
   if (prop_id == PROP_SDP_FILE)
     self->sdp_written_serial = 0;       /* write it (again) */
+  if (prop_id == PROP_CC_FIRST + GST_UVGRTP_SINK_CC_PROP_MIN)
+    g_atomic_int_set (&self->cc.bounds_changed, TRUE);
   if (prop_id == PROP_CONFIG_INTERVAL && self->stream)
     urtp_sendstream_set_config_interval (self->stream, self->config_interval);
   if ((prop_id == PROP_PACING_RATE || prop_id == PROP_PACING_FACTOR ||
@@ -1114,11 +1118,11 @@ gst_uvgrtp_sink_get_property (GObject * object, guint prop_id,
     return;
   }
 
-  if (prop_id >= PROP_CC_FIRST && prop_id <= PROP_CC_LAST
-      && gst_uvgrtp_sink_cc_get_property (self, prop_id - PROP_CC_FIRST,
-          value))
+  if (prop_id == PROP_CC_FIRST + GST_UVGRTP_SINK_CC_PROP_ESTIMATED) {
+    /* set by the streaming thread, without the lock */
+    g_value_set_uint (value, (guint) g_atomic_int_get (&self->cc.estimated));
     return;
-
+  }
   if (prop_id == PROP_CLIENTS) {
     g_value_take_string (value, gst_uvgrtp_sink_get_clients (self));
     return;

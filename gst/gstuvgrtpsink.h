@@ -203,8 +203,8 @@ gboolean gst_uvgrtp_sink_write_sdp (GstUvgRtpSink * self);
 /* gstuvgrtpsinkclients.c: host, port, clients and multiudpsink's actions
  * and signals; the stream's clients at start (FALSE after posting an
  * error). No lock held when called. */
-/* gstuvgrtpsinkcc.c: congestion control's properties from id first on
- * (set and get: FALSE for an id not theirs, id counted from first);
+/* gstuvgrtpsinkcc.c: congestion control's properties installed from id
+ * first on (the sink's offset table sets and gets them in the cc fields);
  * whether it runs, given whether the packets carry transport-wide numbers
  * (object lock held); set up at the start (start TRUE: before any packet
  * leaves, so that feedback knows every one) and again whenever the
@@ -214,10 +214,6 @@ gboolean gst_uvgrtp_sink_write_sdp (GstUvgRtpSink * self);
 void gst_uvgrtp_sink_cc_install (GObjectClass * klass, guint first);
 void gst_uvgrtp_sink_cc_init (GstUvgRtpSinkCc * cc);
 void gst_uvgrtp_sink_cc_clear (GstUvgRtpSinkCc * cc);
-gboolean gst_uvgrtp_sink_cc_set_property (GstUvgRtpSink * self, guint id,
-    const GValue * value);
-gboolean gst_uvgrtp_sink_cc_get_property (GstUvgRtpSink * self, guint id,
-    GValue * value);
 gboolean gst_uvgrtp_sink_cc_wanted (GstUvgRtpSink * self, gboolean twcc);
 void gst_uvgrtp_sink_cc_setup (GstUvgRtpSink * self, gboolean start);
 void gst_uvgrtp_sink_cc_update (GstUvgRtpSink * self);
