@@ -47,8 +47,11 @@
 /* One UDP_SEGMENT cmsg per send message. */
 #define TX_CMSG_SLOT CMSG_SPACE(sizeof(uint16_t))
 /* One UDP_GRO cmsg per receive message. */
-/* UDP_GRO's segment size and SO_RXQ_OVFL's drop count */
-#define RX_CMSG_SLOT (CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t)))
+/* UDP_GRO's segment size, SO_RXQ_OVFL's drop count and SO_TIMESTAMPNS's
+ * time */
+#define RX_CMSG_SLOT                                                                  \
+  (CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t)) +                           \
+   CMSG_SPACE(sizeof(struct timespec)))
 /* A GRO buffer from a NIC holds at most 64 segments (UDP_GRO_CNT_MAX); one
  * GSO send looped back intact may hold up to 128 and is carried over to the
  * next call when it does not fit. */
@@ -592,6 +595,7 @@ int urtp_sock_share(urtp_sock_t *s, const urtp_sock_t *of)
   s->sndbuf = of->sndbuf;
   s->rcvbuf = of->rcvbuf;
   s->drops_reported = of->drops_reported;
+  s->rx_timestamps = of->rx_timestamps;
   s->tx_mode = URTP_IO_PLAIN;
   /* UDP_GRO is the socket's, so it holds for this handle too */
   s->rx_mode = of->rx_mode;
@@ -948,6 +952,14 @@ int urtp_sock_set_remote(urtp_sock_t *s, const struct sockaddr_storage *to)
 
 /* --- receive ------------------------------------------------------------ */
 
+int urtp_sock_set_rx_timestamps(urtp_sock_t *s, bool on)
+{
+  if (set_int(s->fd, SOL_SOCKET, SO_TIMESTAMPNS, on) < 0)
+    return -errno;
+  s->rx_timestamps = on;
+  return 0;
+}
+
 int urtp_rx_init(urtp_rx_t *rx, size_t batch, size_t slot_size)
 {
   memset(rx, 0, sizeof(*rx));
@@ -1058,12 +1070,19 @@ static void rx_arm(urtp_rx_t *rx, size_t i)
   rx->iov[i].iov_len = rx->slot_size;
 }
 
-/* The GRO segment size (0: none), and the socket's drop count if the
- * kernel reported it. */
-static size_t rx_cmsgs(urtp_rx_t *rx, struct msghdr *h)
+/* The GRO segment size (0: none), the socket's drop count if the kernel
+ * reported it, and the message's timestamp into *stamp (0: none). */
+static size_t rx_cmsgs(urtp_rx_t *rx, struct msghdr *h, int64_t *stamp)
 {
   size_t seg = 0;
+  *stamp = 0;
   for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+      struct timespec ts;
+      memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+      *stamp = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+      continue;
+    }
     if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
       int g;
       memcpy(&g, CMSG_DATA(c), sizeof(g));
@@ -1090,14 +1109,15 @@ static void rx_split(urtp_rx_t *rx)
     uint8_t *base = rx->iov[pd->msg].iov_base;
     /* msg_len is the datagram's full length (we pass MSG_TRUNC). */
     size_t len = m->msg_len;
-    size_t seg = rx_cmsgs(rx, &m->msg_hdr);
+    int64_t stamp;
+    size_t seg = rx_cmsgs(rx, &m->msg_hdr, &stamp);
     if (seg == 0 || seg >= len) {
       if (len > rx->slot_size) {
         rx->truncated++;
       } else {
         if (rx->ndgrams == rx->dgrams_cap)
           break;
-        rx->dgrams[rx->ndgrams++] = (urtp_dgram_t){ base, len, &rx->from[pd->msg] };
+        rx->dgrams[rx->ndgrams++] = (urtp_dgram_t){ base, len, &rx->from[pd->msg], stamp };
       }
     } else {
       /* Back-to-back segments of seg bytes, the last may be shorter; those
@@ -1105,7 +1125,8 @@ static void rx_split(urtp_rx_t *rx)
       size_t avail = len <= rx->slot_size ? len : rx->slot_size / seg * seg;
       while (pd->off < avail && rx->ndgrams < rx->dgrams_cap) {
         size_t l = avail - pd->off < seg ? avail - pd->off : seg;
-        rx->dgrams[rx->ndgrams++] = (urtp_dgram_t){ base + pd->off, l, &rx->from[pd->msg] };
+        rx->dgrams[rx->ndgrams++] =
+            (urtp_dgram_t){ base + pd->off, l, &rx->from[pd->msg], stamp };
         pd->off += l;
       }
       if (pd->off < avail)

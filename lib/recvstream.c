@@ -128,6 +128,10 @@ struct urtp_recvstream {
   const urtp_dgram_t *held;
   size_t held_n;
   uint64_t held_now;
+  int64_t held_real;            /* CLOCK_REALTIME ns when held_now was read */
+  /* the datagram being pushed: when the kernel took it, on the caller's
+   * clock (0: not known), for congestion control feedback */
+  uint64_t cur_stamp;
   bool params_due;              /* next frame gets the parameter sets */
 
   urtp_recvstream_event_t ev[EVENTS];
@@ -195,7 +199,7 @@ static void on_packet(void *user, const uint8_t *pkt, size_t len, uint64_t arriv
   if (r->nack)
     urtp_nack_packet(r->nack, p->hdr.seq, arrival);
   if (r->twcc || r->rfc8888)
-    ccfb_record(r, p, arrival);
+    ccfb_record(r, p, pkt == r->cur_raw && r->cur_stamp ? r->cur_stamp : arrival);
   if (!r->peer_set && pkt == r->cur_raw && r->cur_from && !r->cur_rtx) {
     r->peer = *r->cur_from;
     r->peer_set = true;
@@ -1236,17 +1240,47 @@ static void after_batch(urtp_recvstream_t *r, const struct sockaddr_storage *aut
  * and the one before it. */
 #define QUEUE_HEADROOM 2
 
-void urtp_recvstream_push(urtp_recvstream_t *r, const urtp_dgram_t *dgrams, size_t n,
-                          uint64_t now)
+static int64_t realtime_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A kernel timestamp on the caller's clock: `now` less how long before
+ * `real` (the real time when now was read) it was taken; 0 for none or one
+ * that makes no sense (the real clock was set meanwhile). */
+static uint64_t stamp_on(int64_t stamp, uint64_t now, int64_t real)
+{
+  int64_t age = real - stamp;
+  if (!stamp || age < 0 || age >= 1000000000 || (uint64_t)age >= now)
+    return 0;
+  return now - (uint64_t)age;
+}
+
+static void push_batch(urtp_recvstream_t *r, const urtp_dgram_t *dgrams, size_t n,
+                       uint64_t now, int64_t real)
 {
   const struct sockaddr_storage *authed = NULL, *nokeys = NULL;
   size_t i = 0;
-  for (; i < n && urtp_depay_queued(r->depay) + QUEUE_HEADROOM <= URTP_DEPAY_QUEUE; i++)
+  for (; i < n && urtp_depay_queued(r->depay) + QUEUE_HEADROOM <= URTP_DEPAY_QUEUE; i++) {
+    r->cur_stamp = real ? stamp_on(dgrams[i].stamp_ns, now, real) : 0;
     push_one(r, dgrams[i].data, dgrams[i].len, dgrams[i].from, now, &authed, &nokeys);
+  }
+  r->cur_stamp = 0;
   r->held = i < n ? dgrams + i : NULL;
   r->held_n = n - i;
   r->held_now = now;
+  r->held_real = real;
   after_batch(r, authed, nokeys);
+}
+
+void urtp_recvstream_push(urtp_recvstream_t *r, const urtp_dgram_t *dgrams, size_t n,
+                          uint64_t now)
+{
+  /* the real clock only when the kernel's times are wanted */
+  push_batch(r, dgrams, n, now, (r->twcc || r->rfc8888) && n && dgrams[0].stamp_ns ?
+                                    realtime_ns() : 0);
 }
 
 size_t urtp_recvstream_held(const urtp_recvstream_t *r)
@@ -1258,7 +1292,7 @@ size_t urtp_recvstream_resume(urtp_recvstream_t *r)
 {
   size_t n = r->held_n;
   if (n)
-    urtp_recvstream_push(r, r->held, n, r->held_now);
+    push_batch(r, r->held, n, r->held_now, r->held_real);
   return n - r->held_n;
 }
 
@@ -1540,6 +1574,9 @@ int urtp_recvstream_run(urtp_recvstream_t *r, const urtp_recvstream_io_t *io, in
                                                               : (int)((wait + 999999) / 1000000);
   /* the rest of the last batch first: the receive buffer still holds it */
   int n;
+  /* feedback on arrival times: the kernel's, taken as the datagrams come */
+  if ((r->twcc || r->rfc8888) && !io->sock->rx_timestamps)
+    urtp_sock_set_rx_timestamps(io->sock, true);
   if (r->held_n) {
     n = (int)urtp_recvstream_resume(r);
     now = io->now(io->user);

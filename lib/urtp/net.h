@@ -86,6 +86,7 @@ typedef struct urtp_sock {
   socklen_t remote_len;       /* 0: no remote */
   int sndbuf, rcvbuf;         /* effective sizes the kernel reports */
   bool drops_reported;        /* the kernel reports receive drops (urtp_rx_t) */
+  bool rx_timestamps;         /* urtp_sock_set_rx_timestamps is on */
   urtp_io_mode_t tx_mode;     /* resolved: GSO, MMSG or PLAIN */
   urtp_io_mode_t rx_mode;     /* resolved: GRO, MMSG or PLAIN */
   unsigned gso_max_segs;      /* segments per GSO send */
@@ -175,7 +176,19 @@ typedef struct urtp_dgram {
   uint8_t *data;
   size_t len;
   struct sockaddr_storage *from;
+  /* when the kernel took it (CLOCK_REALTIME ns) with
+   * urtp_sock_set_rx_timestamps on; 0 otherwise */
+  int64_t stamp_ns;
 } urtp_dgram_t;
+
+/* Has the kernel stamp every datagram as it arrives (SO_TIMESTAMPNS), for
+ * arrival times that do not depend on when the receiver got round to
+ * reading (congestion control feedback: a receive loop busy downstream
+ * would otherwise time a whole batch at once). Off by default: it costs a
+ * clock read in the kernel and a control message per datagram. The kernel
+ * switches its stamping on a moment later: datagrams of the first
+ * milliseconds may carry the time they were read. 0 or -errno. */
+int urtp_sock_set_rx_timestamps(urtp_sock_t *s, bool on);
 
 typedef struct urtp_rx_pending urtp_rx_pending_t;
 

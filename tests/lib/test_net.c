@@ -597,6 +597,72 @@ static void test_full_batch_then_empty(void)
   urtp_sock_close(&r);
 }
 
+static int64_t real_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Kernel receive timestamps, in each receive mode: off, every datagram
+ * carries 0; on, the real time the kernel took it: after it was sent,
+ * before it was read, and in order (the second of two sent 20 ms apart
+ * and read together is stamped 20 ms later, though read at once). */
+static void timestamps_case(urtp_io_mode_t rxm)
+{
+  urtp_sock_t r, t;
+  REQUIRE(open_rx(&r, "127.0.0.1", rxm) == 0);
+  REQUIRE(open_tx(&t, "127.0.0.1", urtp_sock_local_port(&r), URTP_IO_PLAIN) == 0);
+  urtp_rx_t rx;
+  REQUIRE(urtp_rx_init(&rx, 8, 65536) == 0);
+  urtp_batch_t b;
+  urtp_batch_init(&b);
+  add_pkt(&b, 1, 200);
+  CHECK_EQ(urtp_sock_send(&t, &b), 1);
+  CHECK_EQ(urtp_sock_recv(&r, &rx, 1000), 1);
+  CHECK_EQ(rx.dgrams[0].stamp_ns, 0);
+
+  CHECK_EQ(urtp_sock_set_rx_timestamps(&r, true), 0);
+  CHECK(r.rx_timestamps);
+  /* the kernel turns its receive stamping on a moment later (a deferred
+   * switch): until then a datagram is stamped when read */
+  struct timespec settle = { 0, 50000000 };
+  nanosleep(&settle, NULL);
+  int64_t t0 = real_ns();
+  CHECK_EQ(urtp_sock_send(&t, &b), 1);
+  struct timespec gap = { 0, 20000000 };
+  nanosleep(&gap, NULL);
+  CHECK_EQ(urtp_sock_send(&t, &b), 1);
+  nanosleep(&gap, NULL);
+  int64_t t1 = real_ns();
+  size_t got = 0;
+  int64_t stamps[2] = { 0, 0 };
+  while (got < 2) {
+    int n = urtp_sock_recv(&r, &rx, 1000);
+    REQUIRE(n > 0);
+    for (int i = 0; i < n && got < 2; i++)
+      stamps[got++] = rx.dgrams[i].stamp_ns;
+  }
+  CHECK(stamps[0] >= t0 && stamps[0] <= t1);
+  CHECK(stamps[1] >= stamps[0] + 15000000 && stamps[1] <= t1);
+
+  CHECK_EQ(urtp_sock_set_rx_timestamps(&r, false), 0);
+  CHECK_EQ(urtp_sock_send(&t, &b), 1);
+  CHECK_EQ(urtp_sock_recv(&r, &rx, 1000), 1);
+  CHECK_EQ(rx.dgrams[0].stamp_ns, 0);
+  urtp_batch_free(&b);
+  urtp_rx_destroy(&rx);
+  urtp_sock_close(&t);
+  urtp_sock_close(&r);
+}
+
+static void test_rx_timestamps(void)
+{
+  timestamps_case(URTP_IO_PLAIN);
+  timestamps_case(URTP_IO_MMSG);
+  timestamps_case(URTP_IO_GRO);
+}
+
 static void truncation_case(urtp_io_mode_t rxm)
 {
   urtp_sock_t r, t;
@@ -1456,6 +1522,7 @@ int main(void)
   TAP_RUN(test_buffer_sizes);
   TAP_RUN(test_wake_and_timeout);
   TAP_RUN(test_full_batch_then_empty);
+  TAP_RUN(test_rx_timestamps);
   TAP_RUN(test_rx_auto);
   TAP_RUN(test_kernel_drops_mmsg);
   TAP_RUN(test_kernel_drops_plain);

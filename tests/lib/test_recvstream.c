@@ -1043,6 +1043,105 @@ static void test_ccfb_feedback(void)
   urtp_sock_close(&peer);
 }
 
+static int64_t real_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Datagrams handed over in one batch (one `now`) carry the kernel's times
+ * (urtp_dgram_t.stamp_ns): the feedback reports those, 4 ms apart, not
+ * the batch's one time; without them, the batch's time for all. */
+static void stamps_case(bool stamped)
+{
+  urtp_sock_config_t rc = { .bind_addr = "127.0.0.1", .dscp = -1, .tx_mode = URTP_IO_PLAIN,
+                            .rx_mode = URTP_IO_MMSG };
+  static urtp_sock_t peer;
+  REQUIRE(urtp_sock_open(&peer, &rc) == 0);
+  static urtp_rx_t rx;
+  REQUIRE(urtp_rx_init(&rx, 16, 1500) == 0);
+  urtp_recvstream_config_t c = { .codec = URTP_CODEC_H265, .pt = PT, .ssrc = -1,
+                                 .latency = 50 * MS, .twcc_id = 3 };
+  urtp_recvstream_t *r = mkstream(&c);
+  REQUIRE(r);
+  urtp_rtcpio_config_t ic = { .bind_addr = "127.0.0.1", .remote_addr = "127.0.0.1",
+                              .remote_port = (uint16_t)urtp_sock_local_port(&peer) };
+  static urtp_rtcpio_t io;
+  REQUIRE(urtp_rtcpio_open(&io, &ic, 0) == 0);
+  urtp_recvstream_rtcp_service(r, &io, 0, 0);
+
+  static sender_t s;
+  static au_t a;
+  sender_init(&s, 0x3333, 100, 1000);
+  urtp_hdrext_block_t blk;
+  REQUIRE(urtp_hdrext_seal(NULL, 3, &blk) == 0);
+  urtp_tw_counter_t tw = 1;
+  urtp_pay_set_hdrext(&s.pay, &blk, &tw);
+  /* one picture for the source layer's probation (what it holds back is
+   * handed on later, at the batch's time), then the one measured */
+  make_au(&a, 0, 10);
+  sender_au(&s, &a, 0);
+  for (size_t k = 0; k < s.ndg; k++)
+    urtp_recvstream_push_one(r, s.dg[k], s.dg_len[k], NULL, SEC / 2);
+  drain(r);
+  urtp_recvstream_rtcp_service(r, &io, SEC / 2, SEC / 2);
+  REQUIRE(urtp_sock_recv(&peer, &rx, 1000) > 0);
+  make_au(&a, 10, 10);                          /* a key picture: several packets */
+  sender_au(&s, &a, 1);
+  REQUIRE(s.ndg >= 3);
+  /* read at once, taken by the kernel 4 ms apart, the last 1 ms before
+   * they were read */
+  urtp_dgram_t d[64];
+  size_t n = s.ndg < 64 ? s.ndg : 64;
+  int64_t real = real_ns();
+  for (size_t k = 0; k < n; k++)
+    d[k] = (urtp_dgram_t){ s.dg[k], s.dg_len[k], NULL,
+                           stamped ? real - (int64_t)(n - k) * 4000000 + 3000000 : 0 };
+  uint64_t t = SEC;
+  urtp_recvstream_push(r, d, n, t);
+  drain(r);
+  urtp_recvstream_rtcp_service(r, &io, t, t);
+  int got = urtp_sock_recv(&peer, &rx, 1000);
+  REQUIRE(got > 0);
+  const uint8_t *b = rx.dgrams[0].data;
+  size_t len = rx.dgrams[0].len, off = 0, seen = 0;
+  while (off + 4 <= len) {
+    size_t plen = ((size_t)(b[off + 2] << 8 | b[off + 3]) + 1) * 4;
+    REQUIRE(off + plen <= len);
+    static urtp_ccfb_pkt_t fb[URTP_TWCC_MAX_PACKETS];
+    size_t m = 0;
+    urtp_twcc_info_t info;
+    if (b[off + 1] == URTP_RTCP_RTPFB && (b[off] & 31) == URTP_CCFB_FMT_TWCC &&
+        urtp_twcc_parse(b + off, plen, &info, fb, URTP_TWCC_MAX_PACKETS, &m) == 0) {
+      for (size_t j = 1; j < m; j++) {
+        int64_t step = fb[j].arrival_us - fb[j - 1].arrival_us;
+        /* the kernel's 4 ms (in 250 us steps, and what reading the real
+         * clock twice in between took), or nothing */
+        CHECK(stamped ? llabs((long long)step - 4000) <= 500 : step == 0);
+      }
+      /* first to last: (n - 1) x 4 ms, or nothing */
+      CHECK(llabs((long long)(fb[m - 1].arrival_us - fb[0].arrival_us) -
+                  (long long)(stamped ? (n - 1) * 4000 : 0)) <= 1000);
+      seen += m;
+    }
+    off += plen;
+  }
+  CHECK_EQ(seen, n);
+  urtp_rtcpio_close(&io);
+  sender_free(&s);
+  urtp_recvstream_free(r);
+  frames_reset();
+  urtp_rx_destroy(&rx);
+  urtp_sock_close(&peer);
+}
+
+static void test_ccfb_kernel_stamps(void)
+{
+  stamps_case(true);
+  stamps_case(false);
+}
+
 static volatile int reader_stop;
 static size_t torn, snapshots;
 
@@ -1273,5 +1372,6 @@ int main(void)
   TAP_RUN(test_rtcp);
   TAP_RUN(test_rtcp_mux_sockets);
   TAP_RUN(test_ccfb_feedback);
+  TAP_RUN(test_ccfb_kernel_stamps);
   return tap_done();
 }
