@@ -10,6 +10,8 @@
 #define TRAIN_MIN_AFTER 2        /* packets from the second send on */
 #define DELIVERED_WINDOW_US 500000
 #define DELIVERED_MIN_SPAN_US 200000
+#define RECENT_WINDOW_US 150000
+#define RECENT_MIN_SPAN_US 80000
 #define TRAIN_WINDOW_US 1000000
 #define LOSS_WINDOW 20
 #define TREND_GAIN 4.0
@@ -21,6 +23,7 @@
 #define BETA 0.85
 #define QUEUE_BETA 0.95
 #define QUEUE_DRAIN_US 300000
+#define QUEUE_CUT_MIN 0.7         /* of the rate: the deepest cut on the queue */
 #define RAISE_SHARE 0.9
 #define QUEUE_WINDOW_US 100000
 #define PROBE_ABOVE 1.25
@@ -29,6 +32,7 @@
 #define CEILING_US 5000000
 #define PROBE_INTERVAL_US 1000000
 #define RTT_MEMORY_US 5000000
+#define JITTER_INIT_US 2000.0
 
 void urtp_cc_init(urtp_cc_t *cc, const urtp_cc_config_t *cfg)
 {
@@ -41,6 +45,9 @@ void urtp_cc_init(urtp_cc_t *cc, const urtp_cc_config_t *cfg)
   cc->target = (double)cc->cfg.start_bps;
   urtp_cc_set_bounds(cc, 0, 0);
   cc->threshold = THRESHOLD_INIT;
+  /* until the path's jitter is known, a train's ends are taken to move by
+   * a millisecond or two */
+  cc->jitter_us = JITTER_INIT_US;
   cc->base_slot = -1;
   for (size_t i = 0; i < URTP_CC_BASE_SLOTS; i++)
     cc->base[i] = INT64_MAX;
@@ -73,7 +80,11 @@ uint64_t urtp_cc_pacing(const urtp_cc_t *cc)
   double p = cc->target * URTP_CC_PACING_FACTOR;
   size_t spread;
   double c = capacity_estimate(cc, cc->last_update, &spread);
-  if (c > 0) {
+  /* only a capacity the path showed (spread trains) bounds the pace: a
+   * lower bound is the pace itself, and 1.25 x the pace would hold the
+   * trains to the speed they were sent at (and the pacer, which sends a
+   * little under its rate, would lower it, train after train) */
+  if (c > 0 && spread) {
     double cap = PROBE_ABOVE * c;
     if (cap < 1.1 * cc->target)
       cap = 1.1 * cc->target;
@@ -118,9 +129,24 @@ static void delivered_add(urtp_cc_t *cc, int64_t arrival, uint32_t bytes)
     cc->ack_n++;
 }
 
+static double delivered_over(const urtp_cc_t *cc, int64_t window, int64_t min_span);
+
 /* Bits per second over the last DELIVERED_WINDOW_US of arrivals; 0 while
  * they span too little to say. */
 static double delivered_rate(const urtp_cc_t *cc)
+{
+  return delivered_over(cc, DELIVERED_WINDOW_US, DELIVERED_MIN_SPAN_US);
+}
+
+/* The same over the last RECENT_WINDOW_US: while a queue stands, what the
+ * bottleneck serves now (after a drop in capacity, the half-second mean
+ * still says what it served before). */
+static double delivered_recent(const urtp_cc_t *cc)
+{
+  return delivered_over(cc, RECENT_WINDOW_US, RECENT_MIN_SPAN_US);
+}
+
+static double delivered_over(const urtp_cc_t *cc, int64_t window, int64_t min_span)
 {
   if (!cc->ack_n)
     return 0;
@@ -134,14 +160,14 @@ static double delivered_rate(const urtp_cc_t *cc)
   for (size_t i = 0; i < cc->ack_n; i++) {
     const urtp_cc_ack_t *e = &cc->ack[(cc->ack_head + URTP_CC_ACK_RING - 1 - i) %
                                            URTP_CC_ACK_RING];
-    if (e->arrival < newest - DELIVERED_WINDOW_US)
+    if (e->arrival < newest - window)
       continue;
     bytes += e->bytes;
     if (e->arrival < oldest)
       oldest = e->arrival;
   }
   int64_t span = newest - oldest;
-  if (span < DELIVERED_MIN_SPAN_US)
+  if (span < min_span)
     return 0;
   return (double)bytes * 8e6 / (double)span;
 }
@@ -282,6 +308,8 @@ static void group_done(urtp_cc_t *cc, const urtp_cc_group_t *g, int64_t first_ar
     } else {
       cc->acc += d;
       cc->smoothed = 0.9 * cc->smoothed + 0.1 * cc->acc;
+      /* as RFC 3550's interarrival jitter, over group heads */
+      cc->jitter_us += (fabs(d) * 1000.0 - cc->jitter_us) / 16;
       if (cc->deltas < UINT32_MAX)
         cc->deltas++;
       trend_add(cc, (double)(first_arrival - cc->first_arrival) / 1000.0, cc->smoothed);
@@ -304,8 +332,11 @@ static void group_done(urtp_cc_t *cc, const urtp_cc_group_t *g, int64_t first_ar
   bytes = cc->train.bytes2;
   if (arr_span <= 0)
     return;
-  /* spread: arriving slower than sent, beyond the receiver's 250 us steps */
-  if (arr_span > send_span + send_span / 10 + 250) {
+  /* spread: arriving slower than sent, beyond the receiver's 250 us steps
+   * and beyond what the path's jitter does to a train's ends (a late last
+   * packet stretches a train; only the stretched ones would be taken, and
+   * the capacity read low) */
+  if (arr_span > send_span + send_span / 10 + 250 + (int64_t)(2 * cc->jitter_us)) {
     train_sample(cc, now, (double)bytes * 8e6 / (double)arr_span, true);
     return;
   }
@@ -326,8 +357,9 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* What the recent trains say of the capacity: *spread_n of them were
- * spread by the path (the last 2 s; their median is returned), else the
- * largest lower bound of the last second (*spread_n 0); 0: none. */
+ * spread by the path (the last 2 s; their median is returned, or the
+ * largest lower bound of the last second when more), else that lower
+ * bound (*spread_n 0); 0: none. */
 static double capacity_estimate(const urtp_cc_t *cc, int64_t now, size_t *spread_n)
 {
   double v[URTP_CC_TRAINS], lb = 0;
@@ -343,15 +375,19 @@ static double capacity_estimate(const urtp_cc_t *cc, int64_t now, size_t *spread
   if (!n)
     return lb;
   qsort(v, n, sizeof v[0], cmp_double);
-  return v[n / 2];
+  /* a train the path carried unspread faster than the spread ones say (a
+   * probe, after a step up) outranks them: jitter stretches trains paced
+   * near the capacity known, and alone they would let it grow only as
+   * fast as the pace above it */
+  return v[n / 2] > lb ? v[n / 2] : lb;
 }
 
-/* Trains of the last second that showed more than bps. */
+/* Trains of the last two seconds that showed more than bps. */
 static size_t trains_above(const urtp_cc_t *cc, int64_t now, double bps)
 {
   size_t n = 0;
   for (size_t i = 0; i < cc->trains_n; i++)
-    n += cc->trains[i].at >= now - TRAIN_WINDOW_US && cc->trains[i].bps > bps;
+    n += cc->trains[i].at >= now - 2 * TRAIN_WINDOW_US && cc->trains[i].bps > bps;
   return n;
 }
 
@@ -415,10 +451,13 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known)
   double cap = capacity_now(cc, now, &spread);
   bool measured = spread > 0;
   /* the capacity last cut at is forgotten once the target is well past it
-   * (GCC's three deviations), or three trains of the last second show
-   * well more (one may be a token bucket's burst) */
+   * (GCC's three deviations), or two trains of the last two seconds show
+   * well more (one may be a token bucket's burst). Not three of the last
+   * second: the pacer sends a little under its rate, so after a step up
+   * only the probe frames (one a second) may show more than 1.2 x, and
+   * waiting for three in a second held the target to 2 %/s growth. */
   if (cc->cap_valid && (cc->target > cc->cap_avg + 3 * sqrt(cc->cap_var) ||
-                        trains_above(cc, now, 1.2 * cc->cap_avg) >= 3))
+                        trains_above(cc, now, 1.2 * cc->cap_avg) >= 2))
     cc->cap_valid = false;
 
   /* loss, over each LOSS_WINDOW packets or more */
@@ -437,10 +476,12 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known)
   } else if (queue_known && queue > URTP_CC_QUEUE_TARGET) {
     if (may_cut) {
       /* below the delivered rate by enough to drain the queue in about
-       * QUEUE_DRAIN_US */
-      double f = QUEUE_BETA - (double)queue / QUEUE_DRAIN_US;
-      capacity_seen(cc, delivered);
-      cut(cc, (f < 0.5 ? 0.5 : f) * (delivered > 0 ? delivered : cc->target), now,
+       * QUEUE_DRAIN_US; the rate of the last moments when less (the queue
+       * makes it the bottleneck's rate now) */
+      double f = QUEUE_BETA - (double)queue / QUEUE_DRAIN_US, recent = delivered_recent(cc);
+      double rate = recent > 0 && recent < delivered ? recent : delivered;
+      capacity_seen(cc, rate);
+      cut(cc, (f < QUEUE_CUT_MIN ? QUEUE_CUT_MIN : f) * (rate > 0 ? rate : cc->target), now,
           &cc->st.queue_cuts);
     }
   } else if (loss > 0.1) {
@@ -469,9 +510,9 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known)
      * was made at is what the path carried then (or what the trains
      * measure now, when less) */
     double back = measured && cap < cc->cap_avg ? cap : cc->cap_avg;
-    if (cc->cap_valid && cc->target < BETA * back && now - cc->last_cut >= 2 * response &&
+    if (cc->cap_valid && cc->target < RAISE_SHARE * back && now - cc->last_cut >= 2 * response &&
         now - cc->last_raise >= response) {
-      cc->target = BETA * back;
+      cc->target = RAISE_SHARE * back;
       cc->last_raise = now;
       cc->raised_to = cc->target;
       cc->st.capacity_raises++;
@@ -502,13 +543,18 @@ void urtp_cc_feedback(urtp_cc_t *cc, const urtp_twcc_result_t *r, size_t n, int6
   int64_t newest_send = INT64_MIN, least_owd = INT64_MAX;
   cc->st.feedbacks++;
   for (size_t i = 0; i < n; i++) {
+    /* what was sent before the last cut tells of the congestion that cut
+     * answered: its loss does not cut again (an overflowing 300 ms queue
+     * reports loss for 300 ms after a step down, and cut after cut took
+     * the target to its minimum). The queue still does: it is there. */
+    bool after_cut = r[i].send_us > cc->last_cut;
     cc->st.packets++;
-    cc->win_total++;
+    cc->win_total += after_cut;
     if (r[i].send_us > newest_send)
       newest_send = r[i].send_us;
     if (!r[i].received || r[i].arrival_us == INT64_MIN) {
       cc->st.lost += !r[i].received;
-      cc->win_lost += !r[i].received;
+      cc->win_lost += !r[i].received && after_cut;
       continue;
     }
     int64_t send = r[i].send_us, arr = r[i].arrival_us;

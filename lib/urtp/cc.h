@@ -15,8 +15,9 @@
  *  - The queue: the least one-way delay of the last 500 ms (a key frame's
  *    own backlog drains in less) over its minimum of the last 10 s. Past
  *    URTP_CC_QUEUE_HOLD the target stops growing; past
- *    URTP_CC_QUEUE_TARGET it drops below the delivered rate by enough to
- *    drain the queue in 300 ms, once per response time: a standing queue
+ *    URTP_CC_QUEUE_TARGET it drops below the delivered rate (of the last
+ *    150 ms when less: the bottleneck's now) by enough to drain the queue
+ *    in 300 ms, once per response time: a standing queue
  *    that a flat trend hides (a long drop-tail buffer filling slowly)
  *    does not stay.
  *  - The capacity, probed with the media itself: the pacer sends each
@@ -26,15 +27,19 @@
  *    While no queue builds, the target rises towards 0.9 x the median of
  *    the last second's trains, at most doubling per response time: new
  *    capacity is found in a few round trips, without padding and without
- *    loss. Once a capacity is known the pacer sends at no more than 1.25 x
- *    it (a train still shows capacity a quarter above what is known), and
- *    a key frame at no more than it: it is spread at the sender rather
- *    than queued at the bottleneck ahead of the frames after it.
+ *    loss. Once trains were spread the pacer sends at no more than 1.25 x
+ *    the capacity they show (a train still shows capacity a quarter above
+ *    what is known), and a key frame at no more than it: it is spread at
+ *    the sender rather than queued at the bottleneck ahead of the frames
+ *    after it. A train counts as spread only beyond twice the path's
+ *    jitter, and an unspread one faster than the spread ones outranks
+ *    them (a probe after a step up).
  *    Delay is measured on the first packet of each group (packets sent
  *    less than 2.5 ms apart): what a packet's own frame queued ahead of
  *    it is not congestion.
- *  - Loss: over each 20 packets or more, beyond 10 % the target is cut by
- *    half the loss fraction (once per response time).
+ *  - Loss: over each 20 packets or more sent since the last cut, beyond
+ *    10 % the target is cut by half the loss fraction (once per response
+ *    time).
  * Retransmissions count like media (they are in the feedback, and in the
  * delivered rate), so the target is the budget for both.
  *
@@ -131,6 +136,7 @@ typedef struct urtp_cc {
   /* delay gradient */
   urtp_cc_group_t cur, prev;
   double acc, smoothed;
+  double jitter_us;             /* mean |delay change| between group heads */
   int64_t first_arrival;
   double tx[URTP_CC_TREND_WINDOW], ty[URTP_CC_TREND_WINDOW];
   size_t tn, tpos;
