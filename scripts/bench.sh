@@ -11,6 +11,11 @@
 #        scripts/bench.sh --recovery [bench/recovery.py options...]: 4K through
 #        the relay with loss and a 20 ms round trip, recovery on and off,
 #        against rtpbin with rtprtxsend/rtprtxreceive; into docs/benchmarks.md
+#        scripts/bench.sh --congestion [bench/congestion.py options...]: RFC
+#        8867's variable-capacity case on a real bottleneck with a 100 ms round
+#        trip, uvgrtpsink's congestion control against rtpgccbwe
+#        (scripts/build-rtp-rs.sh, skipped without it) and a fixed bitrate;
+#        into docs/benchmarks.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -43,6 +48,14 @@ if [ "${1:-}" = "--recovery" ]; then
   shift
   ninja -C "$builddir" -j2 bench/urtp-relay
   exec "$py" "$root/bench/recovery.py" --builddir "$root/$builddir" \
+    --docs "$root/docs/benchmarks.md" "$@"
+fi
+if [ "${1:-}" = "--congestion" ]; then
+  shift
+  ninja -C "$builddir" -j2 bench/urtp-relay bench/uvgrtp-ccbench
+  # rtpgccbwe for the comparison: a Rust build, minutes the first time
+  bash scripts/build-rtp-rs.sh || true
+  exec "$py" "$root/bench/congestion.py" --builddir "$root/$builddir" \
     --docs "$root/docs/benchmarks.md" "$@"
 fi
 if [ "${1:-}" = "--pacing" ]; then

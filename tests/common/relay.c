@@ -80,14 +80,15 @@ static void relay_back(relay_t *r, uint8_t *buf, size_t cap)
 }
 
 /* Sends what has waited out the delay (everything with all); returns the
- * milliseconds until the next is due, -1 if none waits. */
-static int send_delayed(relay_t *r, bool all)
+ * nanoseconds until the next is due (each leaves at its own time, not in
+ * bunches per millisecond), -1 if none waits. */
+static int64_t send_delayed(relay_t *r, bool all)
 {
   uint64_t now = mono_ns();
   while (r->ndelayed) {
     struct delayed *d = &r->delayed[r->delayed_head];
     if (!all && d->due > now)
-      return (int)((d->due - now + 999999) / 1000000);
+      return (int64_t)(d->due - now);
     send_now(r, d->data, d->len, d->back);
     r->delayed_head = (r->delayed_head + 1) % RELAY_MAX_DELAYED;
     r->ndelayed--;
@@ -129,7 +130,7 @@ static void *run(void *arg)
 
   uint64_t last_rx = mono_ns();
   for (;;) {
-    int timeout = send_delayed(r, false);
+    int64_t timeout = send_delayed(r, false);
     if (r->nheld) {
       uint64_t idle_at = last_rx + RELAY_IDLE_MS * 1000000ull, now = mono_ns();
       if (idle_at <= now) {
@@ -138,11 +139,12 @@ static void *run(void *arg)
         release(r, true);
         continue;
       }
-      int idle = (int)((idle_at - now + 999999) / 1000000);
+      int64_t idle = (int64_t)(idle_at - now);
       if (timeout < 0 || idle < timeout)
         timeout = idle;
     }
-    int n_ready = poll(pfd, 3, timeout);
+    struct timespec ts = {(time_t)(timeout / 1000000000), (long)(timeout % 1000000000)};
+    int n_ready = ppoll(pfd, 3, timeout < 0 ? NULL : &ts, NULL);
     if (n_ready < 0 && errno != EINTR)
       break;
     if (pfd[1].revents)
@@ -160,7 +162,8 @@ static void *run(void *arg)
     r->last_from = from;
     r->last_from_len = from_len;
     last_rx = mono_ns();
-    r->stats.received++;
+    __atomic_fetch_add(&r->stats.received, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&r->stats.bytes, (uint64_t)n, __ATOMIC_RELAXED);
     if (r->ntrace < RELAY_MAX_TRACE && n >= 12)
       r->trace[r->ntrace++] = (relay_trace_t){(uint16_t)(buf[2] << 8 | buf[3]),
                                               (uint32_t)buf[4] << 24 | (uint32_t)buf[5] << 16 |
@@ -222,7 +225,14 @@ int relay_start(relay_t *r, const relay_config_t *cfg)
   if (!r->held || !r->dropped_seqs || !r->trace || (cfg->delay_ms && !r->delayed))
     goto fail;
 
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_addr.s_addr = htonl(cfg->listen_addr ? cfg->listen_addr
+                                                                    : INADDR_LOOPBACK),
+                          .sin_port = htons(cfg->listen_port)};
+  struct sockaddr_in o = {.sin_family = AF_INET,
+                          .sin_addr.s_addr = htonl(cfg->out_addr ? cfg->out_addr
+                                                                 : INADDR_LOOPBACK),
+                          .sin_port = htons(cfg->out_port)};
   socklen_t alen = sizeof a;
   int rcvbuf = cfg->rcvbuf > 0 ? cfg->rcvbuf : 8 << 20;
   r->in_fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -232,12 +242,19 @@ int relay_start(relay_t *r, const relay_config_t *cfg)
     goto fail;
   if (setsockopt(r->in_fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) < 0)
     setsockopt(r->in_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  /* a queue after the relay (a tbf on the way out) holds what it sent
+   * against this socket: a small buffer would block the relay instead of
+   * letting that queue drop */
+  if (setsockopt(r->out_fd, SOL_SOCKET, SO_SNDBUFFORCE, &rcvbuf, sizeof rcvbuf) < 0)
+    setsockopt(r->out_fd, SOL_SOCKET, SO_SNDBUF, &rcvbuf, sizeof rcvbuf);
   if (bind(r->in_fd, (struct sockaddr *)&a, sizeof a) < 0 ||
       getsockname(r->in_fd, (struct sockaddr *)&a, &alen) < 0)
     goto fail;
   r->port = ntohs(a.sin_port);
+  a.sin_addr.s_addr = htonl(cfg->to_addr ? cfg->to_addr : INADDR_LOOPBACK);
   a.sin_port = htons(cfg->to_port);
-  if (connect(r->out_fd, (struct sockaddr *)&a, sizeof a) < 0)
+  if (((cfg->out_addr || cfg->out_port) && bind(r->out_fd, (struct sockaddr *)&o, sizeof o) < 0) ||
+      connect(r->out_fd, (struct sockaddr *)&a, sizeof a) < 0)
     goto fail;
   if (pthread_create(&r->thread, NULL, run, r) != 0)
     goto fail;

@@ -3,7 +3,8 @@
  * relay.h - the tests' own seeded UDP impairment relay.
  *
  * This kernel has no netem qdisc, so tests impair real traffic themselves: the
- * relay receives datagrams on a loopback port and forwards them to another,
+ * relay receives datagrams on a loopback port and forwards them to another
+ * (or between addresses of its choice, for a path across namespaces),
  * dropping, duplicating and reordering them by a pattern that depends only on
  * the seed and the order of arrival, never on time, so a run reproduces.
  *
@@ -45,7 +46,13 @@ typedef struct relay_config {
   double drop, dup, reorder;    /* probabilities, 0..1 */
   unsigned reorder_depth;       /* datagrams a reordered one waits; >= 1 */
   unsigned dup_delay;           /* datagrams before the copy; 0: right after */
-  uint16_t to_port;             /* forward to 127.0.0.1:to_port */
+  uint16_t to_port;             /* forward to to_addr:to_port */
+  /* Addresses (IPv4, host byte order; 0: 127.0.0.1) and fixed ports (0:
+   * ephemeral) for a relay between network namespaces: it listens on
+   * listen_addr:listen_port and forwards from out_addr:out_port, where the
+   * destination's replies then go (reverse). */
+  uint32_t listen_addr, to_addr, out_addr;
+  uint16_t listen_port, out_port;
   unsigned skip_first;          /* forward the first N untouched (stream start) */
   unsigned delay_ms;            /* every forwarded datagram this much later */
   double burst_p, burst_r, burst_loss;  /* Gilbert-Elliott; burst_p 0: off */
@@ -58,6 +65,7 @@ typedef struct relay_stats {
   uint64_t received, forwarded, dropped, duplicated, reordered;
   uint64_t burst_dropped;       /* of dropped: in the bad state */
   uint64_t back_received, back_forwarded, back_dropped;
+  uint64_t bytes;               /* of received; atomic: readable while it runs */
 } relay_stats_t;
 
 #define RELAY_MAX_HELD 256
@@ -76,7 +84,7 @@ typedef struct relay_trace {
 typedef struct relay {
   relay_config_t cfg;
   int in_fd, out_fd, stop_fd;
-  uint16_t port;                /* the relay listens on 127.0.0.1:port */
+  uint16_t port;                /* the relay listens on this port */
   pthread_t thread;
   uint64_t rng, rng_back;
   bool bad;                     /* Gilbert-Elliott state */
@@ -102,7 +110,8 @@ typedef struct relay {
   relay_stats_t stats;
 } relay_t;
 
-/* Binds an ephemeral loopback port and starts the relay thread. 0 or -errno. */
+/* Binds the listening port (ephemeral on loopback unless configured) and
+ * starts the relay thread. 0 or -errno. */
 int relay_start(relay_t *r, const relay_config_t *cfg);
 /* Forwards what is held, stops the thread and closes the sockets. The trace
  * stays readable until relay_free(). */

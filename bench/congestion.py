@@ -1,0 +1,408 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Congestion control on RFC 8867's test cases, measured as RFC 8868 says.
+
+The path (scripts/bottleneck.sh, three network namespaces):
+
+  sender (NS-snd) -> relay, 50 ms (NS-rtr) -> tbf, 300 ms drop-tail -> receiver (NS-rcv)
+  receiver's RTCP -> relay, 50 ms back (NS-rtr) -> sender
+
+The relays are the tests' own (bench/relay_cli.c, `urtp-relay`), one for
+RTP and one for RTCP, each holding every datagram 50 ms; the RTCP relay
+carries the receiver's reports and feedback back with the same delay. The
+tbf's rate follows the case's schedule (`tc qdisc change`, the queue staying
+300 ms at the new rate). Each flow is one live x264enc 720p30 stream
+(bench/ccbench.c, `uvgrtp-ccbench`) through one of:
+
+  uvgrtp   uvgrtpsink congestion-control=gcc (it sets x264enc's bitrate
+           itself) -> uvgrtpsrc (transport-wide feedback)
+  gccbwe   rtph264pay + rtphdrexttwcc -> rtpbin with rtpgccbwe as its aux
+           sender, estimated-bitrate wired to x264enc by the program, as
+           webrtcsink does -> rtpbin (TWCC feedback); needs gst-plugins-rs's
+           RTP plugin (scripts/build-rtp-rs.sh), skipped without it
+  fixed    uvgrtpsink at the case's base rate, no congestion control
+
+Cases: 5.1 (variable capacity, one flow: 1.0x, 2.5x at 40 s, 0.6x at 60 s,
+1.0x at 80 s, 100 s in all) and 5.2 (the same schedule, two flows of one
+kind starting 10 s apart... here: together), on a base of --base bit/s.
+
+Measured per run, in 200 ms bins: the send rate (datagrams reaching the
+relay), goodput (access-unit bytes out of the receiver's depayloader), the
+estimate; from those: utilisation (goodput over capacity) per phase after
+convergence, the time to converge after each step (the 1 s mean of the
+send rate first within 10 % of the new capacity: from below after a step
+up, from above after a step down), the queue at the bottleneck (the tbf's backlog
+sampled every 100 ms, in ms at its rate) p50 / p95, pictures' delay over the
+least seen p50 / p95, loss at the bottleneck (the tbf's drops over
+datagrams) and of pictures (sent, never out of the depayloader), and frozen
+time (gaps over 100 ms between decoded pictures, over the run's length).
+
+Usage: bench/congestion.py --builddir build/release [--cases 5.1,5.2]
+       [--paths uvgrtp,gccbwe,fixed] [--base 10000000] [--scale 1.0]
+       [--out build/bench/congestion] [--docs docs/benchmarks.md]
+Needs root (network namespaces).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+from benchutil import pct, pyplot
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NS = "ubcc"
+SND, RTR_IN, RTR_OUT, RCV = "10.77.1.1", "10.77.1.254", "10.77.2.254", "10.77.2.2"
+DELAY_MS = 50
+QUEUE_MS = 300
+START_KBIT = 2048           # rtpgccbwe's own start; ours is told the same
+SCHEDULE_51 = [(0, 1.0), (40, 2.5), (60, 0.6), (80, 1.0)]
+LENGTH_51 = 100
+
+
+def sh(*cmd, check=True):
+    return subprocess.run([str(c) for c in cmd], check=check, capture_output=True, text=True)
+
+
+def bottleneck(*args):
+    sh("bash", os.path.join(ROOT, "scripts", "bottleneck.sh"), *args)
+
+
+def tbf(rate, op="change"):
+    """The bottleneck at rate bit/s, its queue QUEUE_MS at that rate. A
+    link, as RFC 8867 models it: the bucket holds two full packets or a
+    millisecond at the rate (scripts/bottleneck.sh's 32 KB would let each
+    picture through at the veth's speed, as a policer, not a link, does)."""
+    burst = max(2 * 1514, rate // 8 // 1000)
+    limit = max(burst, rate // 8 * QUEUE_MS // 1000)
+    sh("ip", "netns", "exec", NS + "-rtr", "tc", "qdisc", op, "dev", "bn-rr", "root", "tbf",
+       "rate", "%dbit" % rate, "burst", burst, "limit", limit)
+
+
+def tbf_stats():
+    out = sh("ip", "netns", "exec", NS + "-rtr", "tc", "-s", "-j", "qdisc", "show", "dev",
+             "bn-rr").stdout
+    for q in json.loads(out):
+        if q.get("kind") == "tbf":
+            return q.get("backlog", 0), q.get("drops", 0), q.get("packets", 0)
+    return 0, 0, 0
+
+
+class Sampler(threading.Thread):
+    """The tbf's backlog every 100 ms, and the rate changes on schedule."""
+
+    def __init__(self, schedule, base, t0):
+        super().__init__(daemon=True)
+        self.schedule, self.base, self.t0 = schedule, base, t0
+        self.samples = []           # (t, backlog ms)
+        self.stop = threading.Event()
+
+    def run(self):
+        step = 0
+        rate = int(self.base * self.schedule[0][1])
+        while not self.stop.is_set():
+            t = time.monotonic() - self.t0
+            while step + 1 < len(self.schedule) and t >= self.schedule[step + 1][0]:
+                step += 1
+                rate = int(self.base * self.schedule[step][1])
+                tbf(rate)
+            backlog, _, _ = tbf_stats()
+            self.samples.append((t, backlog * 8e3 / rate))
+            self.stop.wait(0.1)
+
+
+def relay(exe, port, reverse, report):
+    cmd = ["ip", "netns", "exec", NS + "-rtr", exe, "--listen", "%s:%d" % (RTR_IN, port),
+           "--to", "%s:%d" % (RCV, port), "--from", "%s:%d" % (RTR_OUT, port),
+           "--delay", str(DELAY_MS)]
+    if reverse:
+        cmd.append("--reverse")
+    if report:
+        cmd += ["--report", "200"]
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if not p.stdout.readline().startswith("PORT"):
+        raise RuntimeError("relay did not start")
+    return p
+
+
+def stop_relay(p):
+    p.stdin.write("stop\n")
+    p.stdin.flush()
+    out, _ = p.communicate(timeout=30)
+    return out.splitlines()
+
+
+def read_log(path):
+    lines = []
+    try:
+        with open(path) as f:
+            for line in f:
+                lines.append(line.split(" ", 4) if line.startswith("S ") else line.split())
+    except FileNotFoundError:
+        pass
+    return lines
+
+
+def run_case(args, env, case, path, flows):
+    schedule = SCHEDULE_51
+    length = int(LENGTH_51 * args.scale)
+    schedule = [(t * args.scale, m) for t, m in schedule]
+    base = args.base
+    ccb = os.path.join(args.builddir, "bench", "uvgrtp-ccbench")
+    rly = os.path.join(args.builddir, "bench", "urtp-relay")
+    bottleneck("up", NS, int(base * schedule[0][1]), QUEUE_MS)
+    tbf(int(base * schedule[0][1]))
+    tag = "%s-%s" % (case, path)
+    procs, relays, logs = [], [], []
+    send_path, recv_path = {"uvgrtp": ("uvgrtp", "uvgrtp"), "gccbwe": ("gccbwe", "rtpbin"),
+                            "fixed": ("fixed", "uvgrtp")}[path]
+    try:
+        for k in range(flows):
+            port = 7000 + 10 * k
+            relays.append((relay(rly, port, False, True), relay(rly, port + 1, True, False)))
+            slog = os.path.join(args.out, "%s-%d-send.log" % (tag, k))
+            rlog = os.path.join(args.out, "%s-%d-recv.log" % (tag, k))
+            logs.append((slog, rlog))
+            procs.append(subprocess.Popen(
+                ["ip", "netns", "exec", NS + "-rcv", ccb, "recv", "--path", recv_path, "--port",
+                 str(port), "--feedback", "%s:%d" % (RTR_OUT, port + 1), "--seconds",
+                 str(length + 3), "--log", rlog], env=env))
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        sampler = Sampler(schedule, base, t0)
+        sampler.start()
+        for k in range(flows):
+            port = 7000 + 10 * k
+            procs.append(subprocess.Popen(
+                ["ip", "netns", "exec", NS + "-snd", ccb, "send", "--path", send_path, "--host",
+                 RTR_IN, "--port", str(port), "--seconds", str(length), "--bitrate",
+                 str(base // 1000 if path == "fixed" else START_KBIT), "--log", logs[k][0]],
+                env=env))
+        rcs = [p.wait(timeout=length + 60) for p in procs]
+        sampler.stop.set()
+        sampler.join()
+        _, drops, packets = tbf_stats()
+        reports = [stop_relay(m) for m, _ in relays] + [stop_relay(r) for _, r in relays]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        for m, r in relays:
+            for p in (m, r):
+                if p.poll() is None:
+                    p.kill()
+        bottleneck("down", NS)
+    t0_us = t0 * 1e6
+    flows_out = []
+    for k in range(flows):
+        flows_out.append(analyse(read_log(logs[k][0]), read_log(logs[k][1]),
+                                 reports[k], schedule, base, length, t0_us))
+    return {"case": case, "path": path, "flows": flows_out, "rcs": rcs,
+            "tbf_drops": drops, "tbf_packets": packets,
+            "queue": sampler.samples, "schedule": schedule, "base": base, "length": length}
+
+
+def capacity_at(schedule, base, t):
+    c = schedule[0][1]
+    for s, m in schedule:
+        if t >= s:
+            c = m
+    return base * c
+
+
+def analyse(send, recv, relay_lines, schedule, base, length, t0_us):
+    """Per-flow series and figures; times relative to t0 in seconds."""
+    bins = int(length / 0.2)
+    sent_rate = [0.0] * bins
+    good = [0.0] * bins
+    est = [None] * bins
+    enc = [None] * bins
+    prev = None
+    for line in relay_lines:
+        p = line.split()
+        if p and p[0] == "T":
+            t, b = int(p[1]) / 1e9, int(p[3])
+            if prev:
+                i = int((t - t0_us / 1e6) / 0.2)
+                if 0 <= i < bins:
+                    sent_rate[i] += (b - prev[1]) * 8 / 0.2
+            prev = (t, b)
+    frames = {}
+    for p in send:
+        if p[0] == "F":
+            frames[int(p[1])] = (int(p[2]), int(p[3]))
+        elif p[0] == "R":
+            i = int((int(p[1]) - t0_us) / 2e5)
+            if 0 <= i < bins:
+                enc[i], est[i] = int(p[2]) * 1000, int(p[3])
+    got, delays, decoded = set(), [], []
+    for p in recv:
+        if p[0] == "A" and p[1] != "-1":
+            t = int(p[2])
+            got.add(int(p[1]))
+            delays.append((t - int(p[3])) / 1e3)
+            i = int((t - t0_us) / 2e5)
+            if 0 <= i < bins:
+                good[i] += int(p[4]) * 8 / 0.2
+        elif p[0] == "D":
+            decoded.append((int(p[1]) - t0_us) / 1e6)
+    base_delay = min(delays) if delays else 0
+    added = [d - base_delay for d in delays]
+    # frozen: gaps over 100 ms between decoded pictures, from the first
+    frozen = sum(b - a for a, b in zip(decoded, decoded[1:]) if b - a > 0.1)
+    if decoded and decoded[-1] < length - 0.5:
+        frozen += length - decoded[-1]
+    span = length - (decoded[0] if decoded else 0)
+
+    def mean1s(series, i):
+        w = series[max(0, i - 4):i + 1]
+        return sum(w) / len(w)
+
+    phases = []
+    marks = [s for s, _ in schedule] + [length]
+    for n, (start, m) in enumerate(schedule):
+        cap = base * m
+        end = marks[n + 1]
+        up = n == 0 or m > schedule[n - 1][1]
+        conv = None
+        for i in range(int(start / 0.2) + 4, int(end / 0.2)):
+            g = mean1s(sent_rate, i)
+            if (up and g >= 0.9 * cap) or (not up and g <= 1.1 * cap):
+                conv = (i + 1) * 0.2 - start
+                break
+        after = start + (conv if conv is not None else 5.0)
+        idx = range(int(after / 0.2), int(end / 0.2))
+        util = sum(good[i] for i in idx) / len(idx) / cap if len(idx) else float("nan")
+        phases.append({"start": start, "capacity": cap, "up": up, "converge_s": conv,
+                       "utilisation": util})
+    lost = [i for i in frames if i not in got]
+    stats = next((p[1] for p in send if p[0] == "S"), "")
+    return {
+        "sent_rate": sent_rate, "goodput": good, "estimate": est, "encoder": enc,
+        "phases": phases, "frames": len(frames), "frames_lost": len(lost),
+        "delay_p50_ms": pct(added, 0.5), "delay_p95_ms": pct(added, 0.95),
+        "base_delay_ms": base_delay, "decoded": len(decoded),
+        "frozen_pct": 100.0 * frozen / span if span > 0 else float("nan"),
+        "sink_stats": stats[:2000],
+    }
+
+
+def summary(r):
+    q = [ms for t, ms in r["queue"] if t >= 2.0]
+    out = {"queue_p50_ms": pct(q, 0.5), "queue_p95_ms": pct(q, 0.95),
+           "loss_pct": 100.0 * r["tbf_drops"] / max(1, r["tbf_packets"] + r["tbf_drops"])}
+    return out
+
+
+def plot(results, out):
+    plt = pyplot()
+    if plt is None:
+        return None
+    fig, axes = plt.subplots(2, len(results), figsize=(6 * len(results), 7), squeeze=False)
+    for c, r in enumerate(results):
+        ax = axes[0][c]
+        t = [i * 0.2 for i in range(int(r["length"] / 0.2))]
+        cap = [capacity_at(r["schedule"], r["base"], x) / 1e6 for x in t]
+        ax.plot(t, cap, "k-", label="capacity")
+        for k, f in enumerate(r["flows"]):
+            g = [sum(f["goodput"][max(0, i - 4):i + 1]) / len(f["goodput"][max(0, i - 4):i + 1]) / 1e6
+                 for i in range(len(f["goodput"]))]
+            ax.plot(t, g, label="goodput (1 s)" + (" flow %d" % k if len(r["flows"]) > 1 else ""))
+            e = [x / 1e6 if x else None for x in f["estimate"]]
+            if any(e) and r["path"] != "fixed":
+                ax.plot(t, e, ":", label="estimate" + (" %d" % k if len(r["flows"]) > 1 else ""))
+        ax.set_title("%s %s" % (r["case"], r["path"]))
+        ax.set_ylabel("Mbit/s")
+        ax.legend(fontsize=7)
+        qa = axes[1][c]
+        qa.plot([x for x, _ in r["queue"]], [y for _, y in r["queue"]], "C3")
+        qa.set_ylabel("queue at the bottleneck (ms)")
+        qa.set_xlabel("s")
+        qa.set_ylim(0, 320)
+    fig.tight_layout()
+    png = os.path.join(out, "congestion.png")
+    fig.savefig(png, dpi=80)
+    return png
+
+
+def fmt(v, f="%.1f"):
+    return "-" if v is None or v != v else f % v
+
+
+def table(results):
+    lines = ["| case | path | utilisation per phase after convergence (%) | converged after each "
+             "step (s) | queue p50 / p95 (ms) | picture delay over the least p50 / p95 (ms) | "
+             "loss at the bottleneck (%) | pictures lost (%) | frozen (%) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        s = summary(r)
+        for k, f in enumerate(r["flows"]):
+            ph = f["phases"]
+            lines.append("| %s | %s%s | %s | %s | %s / %s | %s / %s | %s | %s | %s |" % (
+                r["case"], r["path"], " (flow %d)" % k if len(r["flows"]) > 1 else "",
+                " / ".join(fmt(100 * p["utilisation"], "%.0f") for p in ph),
+                " / ".join(fmt(p["converge_s"]) for p in ph[1:]),
+                fmt(s["queue_p50_ms"]), fmt(s["queue_p95_ms"]), fmt(f["delay_p50_ms"]),
+                fmt(f["delay_p95_ms"]), fmt(s["loss_pct"], "%.2f"),
+                fmt(100.0 * f["frames_lost"] / max(1, f["frames"]), "%.2f"),
+                fmt(f["frozen_pct"], "%.2f")))
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--builddir", default=os.path.join(ROOT, "build", "release"))
+    ap.add_argument("--cases", default="5.1")
+    ap.add_argument("--paths", default="uvgrtp,gccbwe,fixed")
+    ap.add_argument("--base", type=int, default=10000000)
+    ap.add_argument("--scale", type=float, default=1.0, help="the schedule's times, scaled")
+    ap.add_argument("--rtp-rs", default=os.path.join(ROOT, "build", "deps", "gst-plugin-rtp"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench", "congestion"))
+    ap.add_argument("--docs", default=None, help="replace the congestion results in this Markdown file")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("congestion.py: needs root (network namespaces)")
+    os.makedirs(args.out, exist_ok=True)
+    env = dict(os.environ)
+    env["GST_PLUGIN_PATH"] = os.path.join(args.builddir, "gst") + ":" + args.rtp_rs
+    env["GST_REGISTRY"] = os.path.join(args.out, "registry.bin")
+    env.setdefault("GST_DEBUG", "0")
+    have_bwe = subprocess.run(["gst-inspect-1.0", "rtpgccbwe"], env=env,
+                              capture_output=True).returncode == 0
+    results = []
+    for case in args.cases.split(","):
+        flows = 2 if case == "5.2" else 1
+        for path in args.paths.split(","):
+            if path == "gccbwe" and not have_bwe:
+                print("congestion.py: no rtpgccbwe (scripts/build-rtp-rs.sh): %s skipped" % path)
+                continue
+            r = run_case(args, env, case, path, flows)
+            results.append(r)
+            print(table([r]).splitlines()[-1], flush=True)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump(results, f)
+    png = plot(results, args.out)
+    md = table(results)
+    print(md)
+    if args.docs:
+        begin, end = "<!-- congestion:begin -->", "<!-- congestion:end -->"
+        with open(args.docs) as f:
+            doc = f.read()
+        if begin in doc and end in doc:
+            body = "%s\n%s\n\nBase %g Mbit/s, schedule scaled x%g; one-way delay %d ms each way, " \
+                   "queue %d ms. Command: `scripts/bench.sh --congestion`.\n\n%s" % (
+                       begin, md, args.base / 1e6, args.scale, DELAY_MS, QUEUE_MS, end)
+            doc = doc[:doc.index(begin)] + body + doc[doc.index(end) + len(end):]
+            with open(args.docs, "w") as f:
+                f.write(doc)
+            if png:
+                dst = os.path.join(os.path.dirname(args.docs), "benchmarks", "congestion.png")
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                with open(png, "rb") as a, open(dst, "wb") as b:
+                    b.write(a.read())
+
+
+if __name__ == "__main__":
+    main()
