@@ -22,9 +22,12 @@ tbf's rate follows the case's schedule (`tc qdisc change`, the queue staying
            RTP plugin (scripts/build-rtp-rs.sh), skipped without it
   fixed    uvgrtpsink at the case's base rate, no congestion control
 
-Cases: 5.1 (variable capacity, one flow: 1.0x, 2.5x at 40 s, 0.6x at 60 s,
-1.0x at 80 s, 100 s in all) and 5.2 (the same schedule, two flows of one
-kind starting 10 s apart... here: together), on a base of --base bit/s.
+Cases, on a base of --base bit/s: 5.1 (variable capacity, one flow: 1.0x,
+2.5x at 40 s, 0.6x at 60 s, 1.0x at 80 s, 100 s in all) and 5.2 (two flows
+of one kind starting together, the RFC's 4/2/3.5/1/2 Mbit/s at 0/25/50/75/
+100 s over 4 Mbit/s, 125 s in all; each flow measured against half the
+capacity, and fairness as the larger flow's goodput over the smaller's per
+phase from 5 s in).
 
 Measured per run, in 200 ms bins: the send rate (datagrams reaching the
 relay), goodput (access-unit bytes out of the receiver's depayloader), the
@@ -39,6 +42,7 @@ time (gaps over 100 ms between decoded pictures, over the run's length).
 
 Usage: bench/congestion.py --builddir build/release [--cases 5.1,5.2]
        [--paths uvgrtp,gccbwe,fixed] [--base 10000000] [--scale 1.0]
+       (fixed is left out of 5.2)
        [--out build/bench/congestion] [--docs docs/benchmarks.md]
 Needs root (network namespaces).
 """
@@ -58,8 +62,12 @@ SND, RTR_IN, RTR_OUT, RCV = "10.77.1.1", "10.77.1.254", "10.77.2.254", "10.77.2.
 DELAY_MS = 50
 QUEUE_MS = 300
 START_KBIT = 2048           # rtpgccbwe's own start; ours is told the same
-SCHEDULE_51 = [(0, 1.0), (40, 2.5), (60, 0.6), (80, 1.0)]
-LENGTH_51 = 100
+# case -> (capacity over time as multiples of --base, length in s, flows).
+# 5.2's rates are the RFC's 4/2/3.5/1/2 Mbit/s over 4, on the same base.
+CASES = {
+    "5.1": ([(0, 1.0), (40, 2.5), (60, 0.6), (80, 1.0)], 100, 1),
+    "5.2": ([(0, 1.0), (25, 0.5), (50, 0.875), (75, 0.25), (100, 0.5)], 125, 2),
+}
 
 
 def sh(*cmd, check=True):
@@ -145,9 +153,9 @@ def read_log(path):
     return lines
 
 
-def run_case(args, env, case, path, flows):
-    schedule = SCHEDULE_51
-    length = int(LENGTH_51 * args.scale)
+def run_case(args, env, case, path):
+    schedule, length, flows = CASES[case]
+    length = int(length * args.scale)
     schedule = [(t * args.scale, m) for t, m in schedule]
     base = args.base
     ccb = os.path.join(args.builddir, "bench", "uvgrtp-ccbench")
@@ -197,8 +205,9 @@ def run_case(args, env, case, path, flows):
     t0_us = t0 * 1e6
     flows_out = []
     for k in range(flows):
+        # each flow against its fair share of the capacity
         flows_out.append(analyse(read_log(logs[k][0]), read_log(logs[k][1]),
-                                 reports[k], schedule, base, length, t0_us))
+                                 reports[k], schedule, base / flows, length, t0_us))
     return {"case": case, "path": path, "flows": flows_out, "rcs": rcs,
             "tbf_drops": drops, "tbf_packets": packets,
             "queue": sampler.samples, "schedule": schedule, "base": base, "length": length}
@@ -293,10 +302,23 @@ def summary(r):
     q = [ms for t, ms in r["queue"] if t >= 2.0]
     out = {"queue_p50_ms": pct(q, 0.5), "queue_p95_ms": pct(q, 0.95),
            "loss_pct": 100.0 * r["tbf_drops"] / max(1, r["tbf_packets"] + r["tbf_drops"])}
+    # fairness: per phase (from 5 s in), the larger flow's mean goodput over
+    # the smaller's (RFC 8868: within 3)
+    if len(r["flows"]) > 1:
+        marks = [t for t, _ in r["schedule"]] + [r["length"]]
+        ratios = []
+        for a, b in zip(marks, marks[1:]):
+            idx = range(int((a + 5) / 0.2), int(b / 0.2))
+            means = [sum(f["goodput"][i] for i in idx) / max(1, len(idx)) for f in r["flows"]]
+            if min(means) > 0:
+                ratios.append(max(means) / min(means))
+            else:
+                ratios.append(float("inf"))
+        out["fairness"] = ratios
     return out
 
 
-def plot(results, out):
+def plot(results, out, case):
     plt = pyplot()
     if plt is None:
         return None
@@ -314,6 +336,8 @@ def plot(results, out):
             if any(e) and r["path"] != "fixed":
                 ax.plot(t, e, ":", label="estimate" + (" %d" % k if len(r["flows"]) > 1 else ""))
         ax.set_title("%s %s" % (r["case"], r["path"]))
+        if len(r["flows"]) > 1:
+            ax.plot(t, [x / len(r["flows"]) for x in cap], "k:", label="fair share")
         ax.set_ylabel("Mbit/s")
         ax.legend(fontsize=7)
         qa = axes[1][c]
@@ -322,7 +346,7 @@ def plot(results, out):
         qa.set_xlabel("s")
         qa.set_ylim(0, 320)
     fig.tight_layout()
-    png = os.path.join(out, "congestion.png")
+    png = os.path.join(out, "congestion-%s.png" % case)
     fig.savefig(png, dpi=80)
     return png
 
@@ -334,20 +358,22 @@ def fmt(v, f="%.1f"):
 def table(results):
     lines = ["| case | path | utilisation per phase after convergence (%) | converged after each "
              "step (s) | queue p50 / p95 (ms) | picture delay over the least p50 / p95 (ms) | "
-             "loss at the bottleneck (%) | pictures lost (%) | frozen (%) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "loss at the bottleneck (%) | pictures lost (%) | frozen (%) | fairness per phase |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         s = summary(r)
         for k, f in enumerate(r["flows"]):
             ph = f["phases"]
-            lines.append("| %s | %s%s | %s | %s | %s / %s | %s / %s | %s | %s | %s |" % (
+            fair = " / ".join(fmt(x, "%.2f") for x in s["fairness"]) \
+                if "fairness" in s and k == 0 else "-"
+            lines.append("| %s | %s%s | %s | %s | %s / %s | %s / %s | %s | %s | %s | %s |" % (
                 r["case"], r["path"], " (flow %d)" % k if len(r["flows"]) > 1 else "",
                 " / ".join(fmt(100 * p["utilisation"], "%.0f") for p in ph),
                 " / ".join(fmt(p["converge_s"]) for p in ph[1:]),
                 fmt(s["queue_p50_ms"]), fmt(s["queue_p95_ms"]), fmt(f["delay_p50_ms"]),
                 fmt(f["delay_p95_ms"]), fmt(s["loss_pct"], "%.2f"),
                 fmt(100.0 * f["frames_lost"] / max(1, f["frames"]), "%.2f"),
-                fmt(f["frozen_pct"], "%.2f")))
+                fmt(f["frozen_pct"], "%.2f"), fair))
     return "\n".join(lines)
 
 
@@ -373,35 +399,42 @@ def main():
                               capture_output=True).returncode == 0
     results = []
     for case in args.cases.split(","):
-        flows = 2 if case == "5.2" else 1
         for path in args.paths.split(","):
             if path == "gccbwe" and not have_bwe:
                 print("congestion.py: no rtpgccbwe (scripts/build-rtp-rs.sh): %s skipped" % path)
                 continue
-            r = run_case(args, env, case, path, flows)
+            if path == "fixed" and CASES[case][2] > 1:
+                continue        # fairness between fixed flows says nothing
+            r = run_case(args, env, case, path)
             results.append(r)
             print(table([r]).splitlines()[-1], flush=True)
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(results, f)
-    png = plot(results, args.out)
-    md = table(results)
-    print(md)
-    if args.docs:
-        begin, end = "<!-- congestion:begin -->", "<!-- congestion:end -->"
+    print(table(results))
+    # per case: its table and plot into the docs' block for it
+    for case in sorted({r["case"] for r in results}):
+        rs = [r for r in results if r["case"] == case]
+        png = plot(rs, args.out, case)
+        md = table(rs)
+        if not args.docs:
+            continue
+        begin, end = "<!-- congestion %s:begin -->" % case, "<!-- congestion %s:end -->" % case
         with open(args.docs) as f:
             doc = f.read()
-        if begin in doc and end in doc:
-            body = "%s\n%s\n\nBase %g Mbit/s, schedule scaled x%g; one-way delay %d ms each way, " \
-                   "queue %d ms. Command: `scripts/bench.sh --congestion`.\n\n%s" % (
-                       begin, md, args.base / 1e6, args.scale, DELAY_MS, QUEUE_MS, end)
-            doc = doc[:doc.index(begin)] + body + doc[doc.index(end) + len(end):]
-            with open(args.docs, "w") as f:
-                f.write(doc)
-            if png:
-                dst = os.path.join(os.path.dirname(args.docs), "benchmarks", "congestion.png")
-                os.makedirs(os.path.dirname(dst), exist_ok=True)
-                with open(png, "rb") as a, open(dst, "wb") as b:
-                    b.write(a.read())
+        if begin not in doc or end not in doc:
+            print("congestion.py: no %s ... %s in %s" % (begin, end, args.docs))
+            continue
+        body = "%s\n%s\n\nBase %g Mbit/s, schedule scaled x%g; one-way delay %d ms each way, " \
+               "queue %d ms. Command: `scripts/bench.sh --congestion --cases %s`.\n\n%s" % (
+                   begin, md, args.base / 1e6, args.scale, DELAY_MS, QUEUE_MS, case, end)
+        doc = doc[:doc.index(begin)] + body + doc[doc.index(end) + len(end):]
+        with open(args.docs, "w") as f:
+            f.write(doc)
+        if png:
+            dst = os.path.join(os.path.dirname(args.docs), "benchmarks", os.path.basename(png))
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            with open(png, "rb") as a, open(dst, "wb") as b:
+                b.write(a.read())
 
 
 if __name__ == "__main__":
