@@ -48,6 +48,8 @@
 
 #include <gio/gio.h>
 #include <gst/gst.h>
+
+#include "gstbench.h"
 #include <gst/rtp/rtp.h>
 
 #define URI_TWCC "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
@@ -245,20 +247,6 @@ static gboolean share_socket(GstElement *pipe, int port, const char *src, const 
   g_object_unref(any);
   if (s)
     g_object_unref(s);         /* the elements hold it */
-  return ok;
-}
-
-static gboolean link_named(GstElement *p, const char *a, const char *apad, const char *b,
-                           const char *bpad)
-{
-  GstElement *ea = gst_bin_get_by_name(GST_BIN(p), a), *eb = gst_bin_get_by_name(GST_BIN(p), b);
-  gboolean ok = ea && eb && gst_element_link_pads(ea, apad, eb, bpad);
-  if (!ok)
-    fprintf(stderr, "ccbench: cannot link %s.%s to %s.%s\n", a, apad, b, bpad);
-  if (ea)
-    gst_object_unref(ea);
-  if (eb)
-    gst_object_unref(eb);
   return ok;
 }
 

@@ -60,6 +60,8 @@
 #include <gst/app/gstappsink.h>
 #include <gst/gst.h>
 
+#include "gstbench.h"
+
 #include "augen.h"
 
 #define SSRC 0x4b1d5eedu
@@ -573,20 +575,6 @@ static void on_pad_added(GstElement *rb, GstPad *pad, gpointer user)
     gst_object_unref(sink);
   }
   g_free(name);
-}
-
-static gboolean link_named(GstElement *p, const char *a, const char *apad, const char *b,
-                           const char *bpad)
-{
-  GstElement *ea = gst_bin_get_by_name(GST_BIN(p), a), *eb = gst_bin_get_by_name(GST_BIN(p), b);
-  gboolean ok = ea && eb && gst_element_link_pads(ea, apad, eb, bpad);
-  if (!ok)
-    fprintf(stderr, "uvgrtp-bench: cannot link %s.%s to %s.%s\n", a, apad, b, bpad);
-  if (ea)
-    gst_object_unref(ea);
-  if (eb)
-    gst_object_unref(eb);
-  return ok;
 }
 
 /* Connects rtpbin's aux signals, then requests its pads by linking them
