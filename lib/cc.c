@@ -49,6 +49,7 @@ void urtp_cc_init(urtp_cc_t *cc, const urtp_cc_config_t *cfg)
    * a millisecond or two */
   cc->jitter_us = JITTER_INIT_US;
   cc->base_slot = -1;
+  cc->carried_slot = -1;
   for (size_t i = 0; i < URTP_CC_BASE_SLOTS; i++)
     cc->base[i] = INT64_MAX;
   cc->last_cut = cc->last_raise = INT64_MIN / 2;
@@ -102,15 +103,16 @@ uint64_t urtp_cc_pacing_for(urtp_cc_t *cc, size_t bytes, bool backlog, int64_t n
   uint64_t p = urtp_cc_pacing(cc);
   size_t spread;
   double c = capacity_estimate(cc, cc->last_update, &spread);
-  if (c <= 0)
-    return p;
   double floor = c > cc->target ? c : cc->target;
   if (!key && now - cc->last_probe >= PROBE_INTERVAL_US) {
-    /* a probe: this frame at twice what is known */
+    /* a probe: this frame at twice what is known (the target, before
+     * any train was measured: at the start, too) */
     cc->last_probe = now;
     cc->st.probes++;
     return (uint64_t)(PROBE_FACTOR * floor);
   }
+  if (c <= 0)
+    return p;
   /* the capacity, or a little above the target so that a backlog drains */
   if ((backlog || key) && (double)p > floor) {
     double k = 1.02 * cc->target > c ? 1.02 * cc->target : c;
@@ -204,6 +206,37 @@ static int64_t base_min(const urtp_cc_t *cc)
   for (size_t i = 0; i < URTP_CC_BASE_SLOTS; i++)
     if (cc->base[i] < m)
       m = cc->base[i];
+  return m;
+}
+
+/* --- what the path has carried ---------------------------------------------- */
+
+#define CARRIED_SLOT_US 3000000
+
+static void carried_add(urtp_cc_t *cc, int64_t now, double rate)
+{
+  int64_t slot = now >= 0 ? now / CARRIED_SLOT_US : -1;
+  if (slot < 0)
+    return;
+  if (cc->carried_slot < 0 || slot > cc->carried_slot) {
+    int64_t from = cc->carried_slot < 0 || slot - cc->carried_slot > URTP_CC_CARRIED_SLOTS
+                       ? slot - URTP_CC_CARRIED_SLOTS + 1 : cc->carried_slot + 1;
+    for (int64_t s = from; s <= slot; s++)
+      cc->carried[s % URTP_CC_CARRIED_SLOTS] = 0;
+    cc->carried_slot = slot;
+  } else if (slot <= cc->carried_slot - URTP_CC_CARRIED_SLOTS) {
+    return;
+  }
+  double *c = &cc->carried[slot % URTP_CC_CARRIED_SLOTS];
+  if (rate > *c)
+    *c = rate;
+}
+
+static double carried_max(const urtp_cc_t *cc)
+{
+  double m = 0;
+  for (size_t i = 0; i < URTP_CC_CARRIED_SLOTS; i++)
+    m = cc->carried[i] > m ? cc->carried[i] : m;
   return m;
 }
 
@@ -409,6 +442,12 @@ static void cut(urtp_cc_t *cc, double to, int64_t now, uint64_t *counter)
    * cross traffic, made the trains look faster than the path) */
   if (cc->raised_to > 0 && now - cc->last_raise < RAISE_FAIL_US) {
     cc->ceiling = 0.95 * cc->raised_to;
+    /* and while the queue grew, the path carried what was delivered:
+     * that, not the trains, says where the raise should have stopped
+     * (on a loaded machine, a tbf whose timer fires late sends its
+     * bucket's worth at once, and trains read 1.2-2 x its rate) */
+    if (cc->delivered > 0 && 1.05 * cc->delivered < cc->ceiling)
+      cc->ceiling = 1.05 * cc->delivered;
     cc->ceiling_until = now + CEILING_US;
     cc->raised_to = 0;
   }
@@ -436,7 +475,8 @@ static void capacity_seen(urtp_cc_t *cc, double rate)
   cc->cap_var = 0.95 * cc->cap_var + 0.05 * e * e;
 }
 
-static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known)
+static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
+                   bool queue_since_cut)
 {
   double dt = cc->last_update ? (double)(now - cc->last_update) / 1e6 : 0;
   if (dt < 0)
@@ -445,6 +485,7 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known)
     dt = 1;
   cc->last_update = now;
   double delivered = cc->delivered;
+  carried_add(cc, now, delivered);
   int64_t response = (cc->rtt > 0 ? cc->rtt : 100000) + 100000;
   bool may_cut = now - cc->last_cut >= response;
   size_t spread;
@@ -460,6 +501,21 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known)
                         trains_above(cc, now, 1.2 * cc->cap_avg) >= 2))
     cc->cap_valid = false;
 
+  /* the queue that holds growth, plus a full packet's time at the
+   * bottleneck: one-way delays include it, and the least of them (the
+   * base) may be a small packet's; below a few Mbit/s that difference
+   * alone held a flow (and, sharing the path, the one whose packets
+   * least often found the queue empty) */
+  double link = measured && cap > delivered ? cap : delivered;
+  /* an encoder at its quality floor sends far less than it is asked
+   * for (x264enc at 720p: 40 kbit/s of 300): see the growth below, and a
+   * cut is then of the target (of the delivered rate it would leave the
+   * encoder asked for far less than it can make; sharing a path, such a
+   * flow was cut to the minimum by each of the other's queues) */
+  bool short_of = delivered > 0 && delivered < 0.5 * cc->target;
+  int64_t hold = URTP_CC_QUEUE_HOLD +
+                 (link > 0 ? (int64_t)(1200 * 8 * 1e6 / (link > 1e6 ? link : 1e6)) : 0);
+
   /* loss, over each LOSS_WINDOW packets or more */
   double loss = -1;
   if (cc->win_total >= LOSS_WINDOW) {
@@ -470,17 +526,26 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known)
 
   if (cc->usage == URTP_CC_OVERUSE) {
     if (may_cut) {
-      capacity_seen(cc, delivered);
-      cut(cc, BETA * (delivered > 0 ? delivered : cc->target), now, &cc->st.overuses);
+      if (!short_of)
+        capacity_seen(cc, delivered);
+      cut(cc, BETA * (delivered > 0 && !short_of ? delivered : cc->target), now,
+          &cc->st.overuses);
     }
   } else if (queue_known && queue > URTP_CC_QUEUE_TARGET) {
-    if (may_cut) {
+    /* and only once packets sent since the last cut met it too: the
+     * queue delays its own feedback, and a cut is not seen to work
+     * until a queue's length after it (after a step down, cut after cut
+     * on a full 300 ms queue took the flows far below the capacity) */
+    if (may_cut && queue_since_cut) {
       /* below the delivered rate by enough to drain the queue in about
        * QUEUE_DRAIN_US; the rate of the last moments when less (the queue
        * makes it the bottleneck's rate now) */
       double f = QUEUE_BETA - (double)queue / QUEUE_DRAIN_US, recent = delivered_recent(cc);
       double rate = recent > 0 && recent < delivered ? recent : delivered;
-      capacity_seen(cc, rate);
+      if (short_of)
+        rate = cc->target;
+      else
+        capacity_seen(cc, rate);
       cut(cc, (f < QUEUE_CUT_MIN ? QUEUE_CUT_MIN : f) * (rate > 0 ? rate : cc->target), now,
           &cc->st.queue_cuts);
     }
@@ -488,9 +553,14 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known)
     if (may_cut)
       cut(cc, cc->target * (1 - 0.5 * loss), now, &cc->st.loss_cuts);
   } else if (cc->usage == URTP_CC_NORMAL && loss <= 0.02 &&
-             (!queue_known || queue < URTP_CC_QUEUE_HOLD)) {
+             (!queue_known || queue < hold)) {
     double t = cc->target;
-    if (cc->cap_valid && t > cc->cap_avg - 3 * sqrt(cc->cap_var)) {
+    /* the ceiling below would hold an encoder at its floor there for
+     * good: it is asked for more, quickly, up to what the path carried in
+     * the last 30 s; once it fills the target, the rules are the usual */
+    if (short_of) {
+      t *= pow(1.25, dt);
+    } else if (cc->cap_valid && t > cc->cap_avg - 3 * sqrt(cc->cap_var)) {
       /* near the capacity last seen: slowly, 2 %/s of it (and at least a
        * packet per response time) */
       double step = 0.02 * cc->cap_avg * dt, pkt = 1200 * 8 * dt * 1e6 / (double)response;
@@ -501,6 +571,8 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known)
     /* not beyond what the path has shown it carries, nor beyond the
      * capacity the trains measured */
     double ceiling = 1.5 * delivered + 10000;
+    if (short_of && RAISE_SHARE * carried_max(cc) > ceiling)
+      ceiling = RAISE_SHARE * carried_max(cc);
     if (measured && cap < ceiling)
       ceiling = cap;
     if ((delivered > 0 || measured) && t > ceiling)
@@ -540,8 +612,16 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known)
 
 void urtp_cc_feedback(urtp_cc_t *cc, const urtp_twcc_result_t *r, size_t n, int64_t now)
 {
-  int64_t newest_send = INT64_MIN, least_owd = INT64_MAX;
+  int64_t newest_send = INT64_MIN, least_owd = INT64_MAX, least_since_cut = INT64_MAX;
   cc->st.feedbacks++;
+  /* a pause longer than the pacer's own spacing of full packets: below
+   * a few Mbit/s the pacer leaves more than GROUP_GAP_US between them,
+   * and a frame would be as many groups as packets, never a train, and
+   * its delay sampled at any phase of a bigger flow's bursts (see
+   * docs/congestion.md, two flows) */
+  int64_t gap = (int64_t)(1.5 * 1200 * 8 * 1e6 / (double)urtp_cc_pacing(cc));
+  if (gap < GROUP_GAP_US)
+    gap = GROUP_GAP_US;
   for (size_t i = 0; i < n; i++) {
     /* what was sent before the last cut tells of the congestion that cut
      * answered: its loss does not cut again (an overflowing 300 ms queue
@@ -563,8 +643,10 @@ void urtp_cc_feedback(urtp_cc_t *cc, const urtp_twcc_result_t *r, size_t n, int6
     base_add(cc, send, owd);
     if (owd < least_owd)
       least_owd = owd;
+    if (send > cc->last_cut && owd < least_since_cut)
+      least_since_cut = owd;
     /* groups: a pause in sending, or a long one, ends the current */
-    if (cc->cur.valid && (send - cc->cur.last_send > GROUP_GAP_US ||
+    if (cc->cur.valid && (send - cc->cur.last_send > gap ||
                           send - cc->cur.first_send > GROUP_SPAN_US || send < cc->cur.first_send)) {
       group_done(cc, &cc->cur, cc->train.first_arrival, cc->train.bytes, cc->train.n,
                  now);
@@ -624,7 +706,9 @@ void urtp_cc_feedback(urtp_cc_t *cc, const urtp_twcc_result_t *r, size_t n, int6
   int64_t queue = queue_known ? least - base : 0;
   if (queue_known)
     cc->st.queue_us = queue;
-  update(cc, now, queue, queue_known);
+  update(cc, now, queue, queue_known,
+         least_since_cut != INT64_MAX && base != INT64_MAX &&
+             least_since_cut - base > URTP_CC_QUEUE_TARGET);
 }
 
 void urtp_cc_stats(const urtp_cc_t *cc, urtp_cc_stats_t *out)

@@ -70,6 +70,7 @@
 #define URTP_CC_TRAINS 64               /* capacity samples kept */
 #define URTP_CC_BASE_SLOTS 10           /* 1 s minima of one-way delay */
 #define URTP_CC_QUEUE_RING 32           /* feedbacks' least one-way delays */
+#define URTP_CC_CARRIED_SLOTS 10        /* 3 s maxima of the delivered rate */
 
 typedef enum {
   URTP_CC_NORMAL = 0,
@@ -133,6 +134,10 @@ typedef struct urtp_cc {
   urtp_cc_ack_t ack[URTP_CC_ACK_RING];
   size_t ack_head, ack_n;
   double delivered;
+  /* the most delivered in each 3 s of the last 30 (what the path has
+   * carried: how far an encoder that sends less than asked may be asked) */
+  double carried[URTP_CC_CARRIED_SLOTS];
+  int64_t carried_slot;     /* the slot of carried[carried_slot % N]; -1: none */
   /* delay gradient */
   urtp_cc_group_t cur, prev;
   double acc, smoothed;
