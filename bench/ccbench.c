@@ -2,14 +2,14 @@
 /*
  * ccbench.c - one side of one flow of the congestion-control benchmark
  * (bench/congestion.py, scripts/bench.sh --congestion): a live x264enc
- * 720p30 stream whose bitrate the sender's controller sets, and a receiver
- * that decodes it and logs what arrived when.
+ * (or x265enc) 720p30 stream whose bitrate the sender's controller sets,
+ * and a receiver that decodes it and logs what arrived when.
  *
  *   uvgrtp-ccbench send --path uvgrtp|gccbwe|fixed --host H --port P
  *                       --seconds S --bitrate KBIT [--max-bitrate BIT]
- *                       [--log FILE]
+ *                       [--codec h264|h265] [--log FILE]
  *   uvgrtp-ccbench recv --path uvgrtp|rtpbin --port P --feedback ADDR:PORT
- *                       --seconds S [--log FILE]
+ *                       --seconds S [--codec h264|h265] [--log FILE]
  *
  * Paths: uvgrtp: uvgrtpsink congestion-control=gcc adapting x264enc by
  * itself, and uvgrtpsrc answering with transport-wide feedback; gccbwe:
@@ -23,7 +23,7 @@
  * sender. The receiver listens on P and P+1 and sends its RTCP (reports,
  * feedback) to --feedback from port P+1.
  *
- * Each access unit leaving h264parse gets an SEI (user data unregistered)
+ * Each access unit leaving the parser gets an SEI (user data unregistered)
  * carrying its number and CLOCK_MONOTONIC time in hexadecimal (no zero
  * bytes: no emulation prevention needed); decoders ignore it. The sides
  * run on one machine (network namespaces share the clock), so the
@@ -33,7 +33,7 @@
  *   send: F <id> <time> <bytes>            an access unit left h264parse
  *         R <time> <encoder kbit/s> <estimate bit/s>    every 200 ms
  *         C <time> <capacity> <pacing> <delivered> <queue us> <raises>
- *           <probes>                     uvgrtpsink's view, as often
+ *           <probes> <overuse cuts> <queue cuts>   uvgrtpsink's view, as often
  *   recv: A <id> <time> <sent time> <bytes>  an access unit out of the
  *                                            depayloader
  *         D <time>                         a picture out of the decoder
@@ -54,8 +54,10 @@
 
 #define URI_TWCC "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
 #define TWCC_ID 5
-#define RTP_CAPS "application/x-rtp,media=video,clock-rate=90000,encoding-name=H264," \
+#define RTP_CAPS "application/x-rtp,media=video,clock-rate=90000,encoding-name=%s," \
   "payload=96,extmap-5=(string)" URI_TWCC
+
+static gboolean h265;           /* --codec h265 */
 
 /* the SEI's UUID: 16 bytes, none zero */
 static const guint8 sei_uuid[16] = { 'u', 'v', 'g', 'r', 't', 'p', '-', 'c',
@@ -115,20 +117,22 @@ static int write_log(const opts_t *o)
 static GstPadProbeReturn stamp_probe(GstPad *pad, GstPadProbeInfo *info, gpointer user)
 {
   GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
-  guint8 sei[5 + 2 + 16 + SEI_HEX + 1];
+  guint8 sei[6 + 2 + 16 + SEI_HEX + 1];
   guint64 id = logbuf.next_id++;
   gint64 t = now_us();
   char hex[SEI_HEX + 1];
 
-  /* start code, NAL type 6, payload type 5, size, UUID, text, trailing bits */
-  memcpy(sei, "\0\0\0\1\6", 5);
-  sei[5] = 5;
-  sei[6] = 16 + SEI_HEX;
-  memcpy(sei + 7, sei_uuid, 16);
+  /* start code, NAL header (H.264's type 6, or H.265's prefix SEI, 39),
+   * payload type 5, size, UUID, text, trailing bits */
+  gsize h = h265 ? 6 : 5, n = h + 2 + 16 + SEI_HEX + 1;
+  memcpy(sei, h265 ? "\0\0\0\1\x4e\x01" : "\0\0\0\1\6", h);
+  sei[h] = 5;
+  sei[h + 1] = 16 + SEI_HEX;
+  memcpy(sei + h + 2, sei_uuid, 16);
   g_snprintf(hex, sizeof hex, "%016" G_GINT64_MODIFIER "x%016" G_GINT64_MODIFIER "x", id,
              (guint64)t);
-  memcpy(sei + 7 + 16, hex, SEI_HEX);
-  sei[sizeof sei - 1] = 0x80;
+  memcpy(sei + h + 2 + 16, hex, SEI_HEX);
+  sei[n - 1] = 0x80;
   /* 0 in hexadecimal is '0' (0x30): no zero byte anywhere in the payload.
    * An SEI belongs before the picture's first slice (a parser would take
    * one after it for the start of the next access unit): first, or after
@@ -137,16 +141,17 @@ static GstPadProbeReturn stamp_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
   gsize at = 0;
   if (!gst_buffer_map(b, &m, GST_MAP_READ))
     return GST_PAD_PROBE_OK;
-  if (m.size > 5 && memcmp(m.data, "\0\0\0\1", 4) == 0 && (m.data[4] & 0x1f) == 9) {
+  if (m.size > 5 && memcmp(m.data, "\0\0\0\1", 4) == 0 &&
+      (h265 ? (m.data[4] >> 1 & 0x3f) == 35 : (m.data[4] & 0x1f) == 9)) {
     for (at = 5; at + 3 < m.size && memcmp(m.data + at, "\0\0\1", 3) != 0; at++)
       ;
     if (at > 5 && m.data[at - 1] == 0)
       at--;                     /* the 4-byte start code's leading zero */
   }
-  GstBuffer *out = gst_buffer_new_allocate(NULL, m.size + sizeof sei, NULL);
+  GstBuffer *out = gst_buffer_new_allocate(NULL, m.size + n, NULL);
   gst_buffer_fill(out, 0, m.data, at);
-  gst_buffer_fill(out, at, sei, sizeof sei);
-  gst_buffer_fill(out, at + sizeof sei, m.data + at, m.size - at);
+  gst_buffer_fill(out, at, sei, n);
+  gst_buffer_fill(out, at + n, m.data + at, m.size - at);
   gst_buffer_unmap(b, &m);
   gst_buffer_copy_into(out, b, GST_BUFFER_COPY_METADATA, 0, -1);
   gst_buffer_unref(b);
@@ -164,13 +169,14 @@ static gboolean find_stamp(GstBuffer *b, guint64 *id, guint64 *t)
   gboolean found = FALSE;
   if (!gst_buffer_map(b, &m, GST_MAP_READ))
     return FALSE;
-  for (gsize i = 0; i + 7 + 16 + SEI_HEX <= m.size && !found; i++) {
-    if (m.data[i] != 6 || m.data[i + 1] != 5 || m.data[i + 2] != 16 + SEI_HEX ||
-        memcmp(m.data + i + 3, sei_uuid, 16) != 0)
+  /* from the payload type on: the same in both codecs */
+  for (gsize i = 0; i + 2 + 16 + SEI_HEX <= m.size && !found; i++) {
+    if (m.data[i] != 5 || m.data[i + 1] != 16 + SEI_HEX ||
+        memcmp(m.data + i + 2, sei_uuid, 16) != 0)
       continue;
     char a[17], c[17];
-    memcpy(a, m.data + i + 19, 16);
-    memcpy(c, m.data + i + 35, 16);
+    memcpy(a, m.data + i + 18, 16);
+    memcpy(c, m.data + i + 34, 16);
     a[16] = c[16] = 0;
     *id = g_ascii_strtoull(a, NULL, 16);
     *t = g_ascii_strtoull(c, NULL, 16);
@@ -364,21 +370,23 @@ static void send_tick(GstElement *pipe, gpointer user)
     g_object_get(s->bwe, "estimated-bitrate", &est, NULL);
   else {
     /* and what the controller saw: "C <time> capacity pacing delivered
-     * queue-us raises probes" */
+     * queue-us raises probes overuses queue-cuts" */
     GstElement *sink = gst_bin_get_by_name(GST_BIN(pipe), "s");
     GstStructure *st = NULL;
-    guint64 cap = 0, pace = 0, deliv = 0, raises = 0, probes = 0;
+    guint64 cap = 0, pace = 0, deliv = 0, raises = 0, probes = 0, over = 0, qcuts = 0;
     gint64 queue = 0;
     g_object_get(sink, "estimated-bitrate", &est, "stats", &st, NULL);
     if (st) {
       gst_structure_get(st, "capacity", G_TYPE_UINT64, &cap, "cc-pacing-rate", G_TYPE_UINT64,
                         &pace, "delivered-bitrate", G_TYPE_UINT64, &deliv, "queue-delay-us",
                         G_TYPE_INT64, &queue, "cc-raises", G_TYPE_UINT64, &raises, "cc-probes",
-                        G_TYPE_UINT64, &probes, NULL);
+                        G_TYPE_UINT64, &probes, "cc-overuses", G_TYPE_UINT64, &over,
+                        "cc-queue-cuts", G_TYPE_UINT64, &qcuts, NULL);
       gst_structure_free(st);
       logf_("C %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
-            " %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", now_us(), cap,
-            pace, deliv, queue, raises, probes);
+            " %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
+            " %" G_GUINT64_FORMAT "\n", now_us(), cap, pace, deliv, queue, raises, probes, over,
+            qcuts);
     }
     gst_object_unref(sink);
   }
@@ -395,11 +403,11 @@ static int cmd_send(const opts_t *o)
   if (gcc)
     /* rtpbin's pads are linked below, once its aux sender is hooked */
     tail = g_strdup_printf(
-        "rtph264pay name=pay pt=96 config-interval=-1 rtpbin name=rb rtp-profile=avpf "
+        "rtph26%cpay name=pay pt=96 config-interval=-1 rtpbin name=rb rtp-profile=avpf "
         "udpsink name=rtp_out host=%s port=%d sync=false async=false "
         "udpsink name=rtcp_out host=%s port=%d sync=false async=false "
         "udpsrc name=rtcp_in caps=application/x-rtcp",
-        o->host, o->port, o->host, o->port + 1);
+        h265 ? '5' : '4', o->host, o->port, o->host, o->port + 1);
   else
     tail = g_strdup_printf(
         "uvgrtpsink name=s host=%s port=%d rtcp-bind-port=%d congestion-control=%s %s",
@@ -407,14 +415,16 @@ static int cmd_send(const opts_t *o)
         fixed ? "" : "rtp-caps=\"application/x-rtp,extmap-5=(string)" URI_TWCC "\"");
   /* a moving test card: x264enc reaches any bitrate asked of it here (a
    * still or simple picture leaves it far below), and its intra pictures
-   * are several times the others */
+   * are several times the others. x265enc has no VBV property; its own
+   * rate control, as webrtcsink leaves it. */
   desc = g_strdup_printf(
       "videotestsrc is-live=true pattern=smpte horizontal-speed=16 ! "
       "video/x-raw,width=1280,height=720,framerate=30/1 ! "
-      "x264enc name=enc tune=zerolatency speed-preset=ultrafast key-int-max=60 "
-      "vbv-buf-capacity=120 bitrate=%u ! h264parse config-interval=-1 ! "
-      "video/x-h264,stream-format=byte-stream,alignment=au ! identity name=stamp %s %s",
-      o->bitrate_kbit, gcc ? "" : "!", tail);
+      "%s name=enc tune=zerolatency speed-preset=ultrafast key-int-max=60 %s bitrate=%u ! "
+      "h26%cparse config-interval=-1 ! "
+      "video/x-h26%c,stream-format=byte-stream,alignment=au ! identity name=stamp %s %s",
+      h265 ? "x265enc" : "x264enc", h265 ? "" : "vbv-buf-capacity=120", o->bitrate_kbit,
+      h265 ? '5' : '4', h265 ? '5' : '4', gcc ? "" : "!", tail);
   g_free(tail);
   GstElement *pipe = launch(desc);
   g_free(desc);
@@ -483,20 +493,22 @@ static int cmd_recv(const opts_t *o)
   fb_port = atoi(colon + 1);
   /* both hold a picture for a missing packet up to 200 ms (rtpbin's
    * default latency) */
+  const char *enc_name = h265 ? "H265" : "H264";
+  char c = h265 ? '5' : '4';
   if (rtpbin)
     desc = g_strdup_printf(
         "rtpbin name=rb rtp-profile=avpf latency=200 udpsrc port=%d caps=\"" RTP_CAPS "\" ! "
         "rb.recv_rtp_sink_0 udpsrc name=rtcp_in caps=application/x-rtcp ! rb.recv_rtcp_sink_0 "
         "rb.send_rtcp_src_0 ! udpsink name=rtcp_out host=%s port=%d sync=false async=false "
-        "rb. ! rtph264depay ! identity name=au ! h264parse ! avdec_h264 ! "
+        "rb. ! rtph26%cdepay ! identity name=au ! h26%cparse ! avdec_h26%c ! "
         "fakesink name=out sync=false",
-        o->port, fb_host, fb_port);
+        o->port, enc_name, fb_host, fb_port, c, c, c);
   else
     desc = g_strdup_printf(
         "uvgrtpsrc name=src port=%d latency=200 rtcp-remote-host=%s rtcp-remote-port=%d "
-        "caps=\"" RTP_CAPS "\" ! identity name=au ! h264parse ! avdec_h264 ! "
+        "caps=\"" RTP_CAPS "\" ! identity name=au ! h26%cparse ! avdec_h26%c ! "
         "fakesink name=out sync=false",
-        o->port, fb_host, fb_port);
+        o->port, fb_host, fb_port, enc_name, c, c);
   GstElement *pipe = launch(desc);
   g_free(desc);
   if (!pipe)
@@ -527,7 +539,7 @@ int main(int argc, char **argv)
     { "port", required_argument, 0, 'P' }, { "seconds", required_argument, 0, 's' },
     { "bitrate", required_argument, 0, 'b' }, { "max-bitrate", required_argument, 0, 'm' },
     { "feedback", required_argument, 0, 'f' }, { "log", required_argument, 0, 'l' },
-    { 0, 0, 0, 0 },
+    { "codec", required_argument, 0, 'c' }, { 0, 0, 0, 0 },
   };
   int c;
 
@@ -548,6 +560,11 @@ int main(int argc, char **argv)
     case 'm': o.max_bitrate = (guint)strtoul(optarg, NULL, 10); break;
     case 'f': o.feedback = optarg; break;
     case 'l': o.log = optarg; break;
+    case 'c':
+      if (strcmp(optarg, "h265") != 0 && strcmp(optarg, "h264") != 0)
+        return 2;
+      h265 = strcmp(optarg, "h265") == 0;
+      break;
     default: return 2;
     }
   }

@@ -40,7 +40,7 @@ least seen p50 / p95, loss at the bottleneck (the tbf's drops over
 datagrams) and of pictures (sent, never out of the depayloader), and frozen
 time (gaps over 100 ms between decoded pictures, over the run's length).
 
-Usage: bench/congestion.py --builddir build/release [--cases 5.1,5.2]
+Usage: bench/congestion.py --builddir build/release [--cases 5.1,5.2] [--codec h264|h265]
        [--paths uvgrtp,gccbwe,fixed] [--base 10000000] [--scale 1.0]
        (fixed is left out of 5.2)
        [--out build/bench/congestion] [--docs docs/benchmarks.md]
@@ -153,6 +153,11 @@ def read_log(path):
     return lines
 
 
+def case_key(case, codec):
+    """A case's name in the results and the docs: 5.1, or 5.1-h265."""
+    return case if codec == "h264" else "%s-%s" % (case, codec)
+
+
 def run_case(args, env, case, path):
     schedule, length, flows = CASES[case]
     length = int(length * args.scale)
@@ -162,7 +167,7 @@ def run_case(args, env, case, path):
     rly = os.path.join(args.builddir, "bench", "urtp-relay")
     bottleneck("up", NS, int(base * schedule[0][1]), QUEUE_MS)
     tbf(int(base * schedule[0][1]))
-    tag = "%s-%s" % (case, path)
+    tag = "%s-%s" % (case_key(case, args.codec), path)
     procs, relays, logs = [], [], []
     send_path, recv_path = {"uvgrtp": ("uvgrtp", "uvgrtp"), "gccbwe": ("gccbwe", "rtpbin"),
                             "fixed": ("fixed", "uvgrtp")}[path]
@@ -176,7 +181,7 @@ def run_case(args, env, case, path):
             procs.append(subprocess.Popen(
                 ["ip", "netns", "exec", NS + "-rcv", ccb, "recv", "--path", recv_path, "--port",
                  str(port), "--feedback", "%s:%d" % (RTR_OUT, port + 1), "--seconds",
-                 str(length + 3), "--log", rlog], env=env))
+                 str(length + 3), "--codec", args.codec, "--log", rlog], env=env))
         time.sleep(1.0)
         t0 = time.monotonic()
         sampler = Sampler(schedule, base, t0)
@@ -186,7 +191,8 @@ def run_case(args, env, case, path):
             procs.append(subprocess.Popen(
                 ["ip", "netns", "exec", NS + "-snd", ccb, "send", "--path", send_path, "--host",
                  RTR_IN, "--port", str(port), "--seconds", str(length), "--bitrate",
-                 str(base // 1000 if path == "fixed" else START_KBIT), "--log", logs[k][0]],
+                 str(base // 1000 if path == "fixed" else START_KBIT), "--codec", args.codec,
+                 "--log", logs[k][0]],
                 env=env))
         rcs = [p.wait(timeout=length + 60) for p in procs]
         sampler.stop.set()
@@ -208,7 +214,7 @@ def run_case(args, env, case, path):
         # each flow against its fair share of the capacity
         flows_out.append(analyse(read_log(logs[k][0]), read_log(logs[k][1]),
                                  reports[k], schedule, base / flows, length, t0_us))
-    return {"case": case, "path": path, "flows": flows_out, "rcs": rcs,
+    return {"case": case_key(case, args.codec), "path": path, "flows": flows_out, "rcs": rcs,
             "tbf_drops": drops, "tbf_packets": packets,
             "queue": sampler.samples, "schedule": schedule, "base": base, "length": length}
 
@@ -384,6 +390,8 @@ def main():
     ap.add_argument("--paths", default="uvgrtp,gccbwe,fixed")
     ap.add_argument("--base", type=int, default=10000000)
     ap.add_argument("--scale", type=float, default=1.0, help="the schedule's times, scaled")
+    ap.add_argument("--codec", choices=("h264", "h265"), default="h264",
+                    help="x264enc or x265enc (results as case 5.x-h265)")
     ap.add_argument("--rtp-rs", default=os.path.join(ROOT, "build", "deps", "gst-plugin-rtp"))
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench", "congestion"))
     ap.add_argument("--docs", default=None, help="replace the congestion results in this Markdown file")
@@ -424,9 +432,10 @@ def main():
         if begin not in doc or end not in doc:
             print("congestion.py: no %s ... %s in %s" % (begin, end, args.docs))
             continue
+        cmd = "--cases %s" % case.split("-")[0] + (" --codec h265" if case.endswith("-h265") else "")
         body = "%s\n%s\n\nBase %g Mbit/s, schedule scaled x%g; one-way delay %d ms each way, " \
-               "queue %d ms. Command: `scripts/bench.sh --congestion --cases %s`.\n\n%s" % (
-                   begin, md, args.base / 1e6, args.scale, DELAY_MS, QUEUE_MS, case, end)
+               "queue %d ms. Command: `scripts/bench.sh --congestion %s`.\n\n%s" % (
+                   begin, md, args.base / 1e6, args.scale, DELAY_MS, QUEUE_MS, cmd, end)
         doc = doc[:doc.index(begin)] + body + doc[doc.index(end) + len(end):]
         with open(args.docs, "w") as f:
             f.write(doc)

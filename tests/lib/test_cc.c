@@ -294,6 +294,11 @@ static void variable_capacity(int64_t one_way, uint64_t seed)
   run(&s);
   qsort(s.qdelay, s.nq, sizeof(int64_t), cmp64);
   double p95 = (double)s.qdelay[s.nq * 95 / 100] / 1000, p50 = (double)s.qdelay[s.nq / 2] / 1000;
+  /* packets that waited longer than a receiver's 200 ms latency leaves
+   * after 50 ms one way: their pictures come too late */
+  size_t late = 0;
+  while (late < s.nq && s.qdelay[s.nq - 1 - late] > 150000)
+    late++;
   double start = converged_after(&s, 0, 40), up = converged_after(&s, 40, 60),
          down = converged_after(&s, 60, 80), back = converged_after(&s, 80, 100);
   /* a step down to 0.24 x overflows the 300 ms queue before any feedback
@@ -307,6 +312,7 @@ static void variable_capacity(int64_t one_way, uint64_t seed)
            (unsigned long long)other, p50, p95);
   tap_diag("converged after: start %.1f s, step up %.1f s, step down %.1f s, back up %.1f s",
            start, up, down, back);
+  tap_diag("waited over 150 ms: %zu packets (%.2f %%)", late, 100.0 * (double)late / (double)s.nq);
   tap_diag("utilisation: %.1f %% %.1f %% %.1f %% %.1f %%", 100 * u[0], 100 * u[1], 100 * u[2],
            100 * u[3]);
   tap_diag("cuts: %llu on the trend, %llu on the queue, %llu on loss; %llu raises, %llu probes",
