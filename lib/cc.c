@@ -221,7 +221,7 @@ static void carried_add(urtp_cc_t *cc, int64_t now, double rate)
   if (cc->carried_slot < 0 || slot > cc->carried_slot) {
     int64_t from = cc->carried_slot < 0 || slot - cc->carried_slot > URTP_CC_CARRIED_SLOTS
                        ? slot - URTP_CC_CARRIED_SLOTS + 1 : cc->carried_slot + 1;
-    for (int64_t s = from; s <= slot; s++)
+    for (int64_t s = from < 0 ? 0 : from; s <= slot; s++)
       cc->carried[s % URTP_CC_CARRIED_SLOTS] = 0;
     cc->carried_slot = slot;
   } else if (slot <= cc->carried_slot - URTP_CC_CARRIED_SLOTS) {

@@ -6,20 +6,24 @@
  *
  * Four signals, each a bound on the target:
  *  - The delay gradient (as GCC, draft-ietf-rmcat-gcc-02): packets are
- *    grouped by send time (5 ms), the change of one-way delay between
+ *    grouped by send time (a pause of 2.5 ms, or of 1.5 x the pacer's
+ *    spacing of full packets when longer, ends a group; so does 50 ms of
+ *    sending), the change of one-way delay between
  *    groups is accumulated, smoothed, and its trend over the last 20 groups
  *    compared with an adaptive threshold. A rising trend (a queue growing)
  *    is overuse: the target drops to 0.85 x the delivered rate. Normal:
- *    it grows, by 8 %/s while far from the last capacity seen, by a packet
- *    per response time (round trip + 100 ms) near it.
- *  - The queue: the least one-way delay of the last 500 ms (a key frame's
+ *    it grows, by 8 %/s while far from the last capacity seen, by 2 %/s
+ *    of it (and at least a packet per response time: round trip + 100 ms)
+ *    near it.
+ *  - The queue: the least one-way delay of the last 100 ms (a key frame's
  *    own backlog drains in less) over its minimum of the last 10 s. Past
- *    URTP_CC_QUEUE_HOLD the target stops growing; past
+ *    URTP_CC_QUEUE_HOLD (plus a full packet's time at the rate
+ *    delivered: one-way delays include it) the target stops growing; past
  *    URTP_CC_QUEUE_TARGET it drops below the delivered rate (of the last
  *    150 ms when less: the bottleneck's now) by enough to drain the queue
- *    in 300 ms, once per response time: a standing queue
- *    that a flat trend hides (a long drop-tail buffer filling slowly)
- *    does not stay.
+ *    in 300 ms, once per response time and once packets sent since the
+ *    last cut met the queue too: a standing queue that a flat trend hides
+ *    (a long drop-tail buffer filling slowly) does not stay.
  *  - The capacity, probed with the media itself: the pacer sends each
  *    frame at URTP_CC_PACING_FACTOR x the target, and a train of packets
  *    sent back to back arrives spread by the narrowest link on the path.
@@ -33,13 +37,20 @@
  *    the sender rather than queued at the bottleneck ahead of the frames
  *    after it. A train counts as spread only beyond twice the path's
  *    jitter, and an unspread one faster than the spread ones outranks
- *    them (a probe after a step up).
+ *    them (a probe after a step up). Once a second a frame is a probe, at
+ *    2 x what is known. A raise followed by a cut within a second is not
+ *    tried again for 5 s, nor anything above 1.05 x the rate delivered
+ *    then.
  *    Delay is measured on the first packet of each group (packets sent
  *    less than 2.5 ms apart): what a packet's own frame queued ahead of
  *    it is not congestion.
  *  - Loss: over each 20 packets or more sent since the last cut, beyond
  *    10 % the target is cut by half the loss fraction (once per response
  *    time).
+ * Growth stops at 1.5 x the delivered rate (as GCC), except while the
+ * encoder sends less than half the target (one at its quality floor):
+ * then the target grows by 25 %/s up to 0.9 x the most the path delivered
+ * in the last 30 s, and cuts are of the target.
  * Retransmissions count like media (they are in the feedback, and in the
  * delivered rate), so the target is the budget for both.
  *
@@ -157,7 +168,7 @@ typedef struct urtp_cc {
   int64_t base[URTP_CC_BASE_SLOTS];
   int64_t base_slot;        /* the second of base[base_slot % N]; -1: none */
   /* each feedback's least one-way delay: the queue is the least of the
-   * last 500 ms (a key frame's own backlog drains in less) */
+   * last 100 ms (a key frame's own backlog drains in less) */
   urtp_cc_owd_t qring[URTP_CC_QUEUE_RING];
   size_t qhead;
   /* trains: the one being followed, and the capacity samples */
