@@ -37,8 +37,10 @@ send rate first within 10 % of the new capacity: from below after a step
 up, from above after a step down), the queue at the bottleneck (the tbf's backlog
 sampled every 100 ms, in ms at its rate) p50 / p95, pictures' delay over the
 least seen p50 / p95, loss at the bottleneck (the tbf's drops over
-datagrams) and of pictures (sent, never out of the depayloader), and frozen
-time (gaps over 100 ms between decoded pictures, over the run's length).
+datagrams) and of pictures (sent, and never out of the depayloader or out
+of it short of more than 64 of its bytes: rtph264depay passes a picture
+with a hole on, uvgrtpsrc drops it), and frozen time (gaps over 100 ms
+between decoded pictures, over the run's length).
 
 Usage: bench/congestion.py --builddir build/release [--cases 5.1,5.2] [--codec h264|h265]
        [--paths uvgrtp,gccbwe,fixed] [--base 10000000] [--scale 1.0]
@@ -252,11 +254,14 @@ def analyse(send, recv, relay_lines, schedule, base, length, t0_us):
             i = int((int(p[1]) - t0_us) / 2e5)
             if 0 <= i < bins:
                 enc[i], est[i] = int(p[2]) * 1000, int(p[3])
-    got, delays, decoded = set(), [], []
+    got, delays, decoded, broken = set(), [], [], 0
     for p in recv:
         if p[0] == "A" and p[1] != "-1":
             t = int(p[2])
             got.add(int(p[1]))
+            # a picture short of a packet or more: its slices are missing
+            sent = frames.get(int(p[1]))
+            broken += sent is not None and int(p[4]) < sent[1] - 64
             delays.append((t - int(p[3])) / 1e3)
             i = int((t - t0_us) / 2e5)
             if 0 <= i < bins:
@@ -296,7 +301,8 @@ def analyse(send, recv, relay_lines, schedule, base, length, t0_us):
     stats = next((p[1] for p in send if p[0] == "S"), "")
     return {
         "sent_rate": sent_rate, "goodput": good, "estimate": est, "encoder": enc,
-        "phases": phases, "frames": len(frames), "frames_lost": len(lost),
+        "phases": phases, "frames": len(frames), "frames_lost": len(lost) + broken,
+        "frames_broken": broken,
         "delay_p50_ms": pct(added, 0.5), "delay_p95_ms": pct(added, 0.95),
         "base_delay_ms": base_delay, "decoded": len(decoded),
         "frozen_pct": 100.0 * frozen / span if span > 0 else float("nan"),
@@ -364,7 +370,7 @@ def fmt(v, f="%.1f"):
 def table(results):
     lines = ["| case | path | utilisation per phase after convergence (%) | converged after each "
              "step (s) | queue p50 / p95 (ms) | picture delay over the least p50 / p95 (ms) | "
-             "loss at the bottleneck (%) | pictures lost (%) | frozen (%) | fairness per phase |",
+             "loss at the bottleneck (%) | pictures lost or broken (%) | frozen (%) | fairness per phase |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         s = summary(r)
