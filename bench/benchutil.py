@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""What the measurement scripts (ab.py, pacing.py, recovery.py) share: the
-receiver's READY handshake, the per-access-unit time files uvgrtp-bench
-writes with --times, a percentile, and matplotlib when it is there."""
+"""What the measurement scripts (ab.py, pacing.py, recovery.py, congestion.py)
+share: the environment for GStreamer, the receiver's READY handshake, the
+per-access-unit time files uvgrtp-bench writes with --times, a percentile,
+and matplotlib when it is there."""
+import os
 import select
 import time
 
@@ -50,3 +52,14 @@ def pyplot():
         print("no matplotlib: no plot")
         return None
     return plt
+
+
+def gst_env(builddir, out, *extra_plugin_dirs):
+    """The environment for GStreamer programs of a run: our plugins (and
+    extra_plugin_dirs) on the plugin path, a registry of the run's own in
+    out, GST_DEBUG 0 unless set."""
+    env = dict(os.environ)
+    env["GST_PLUGIN_PATH"] = ":".join((os.path.join(builddir, "gst"),) + extra_plugin_dirs)
+    env["GST_REGISTRY"] = os.path.join(out, "registry.bin")
+    env.setdefault("GST_DEBUG", "0")
+    return env

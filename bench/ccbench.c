@@ -259,14 +259,7 @@ static gboolean share_socket(GstElement *pipe, int port, const char *src, const 
 static void set_session(GstElement *pipe)
 {
   GstElement *rb = gst_bin_get_by_name(GST_BIN(pipe), "rb");
-  GObject *session = NULL;
-  g_signal_emit_by_name(rb, "get-internal-session", 0, &session);
-  if (session) {
-    /* rtpbin plans its RTCP (and the feedback in it) from the session's
-     * bandwidth: left at 0, for 64 kbit/s */
-    g_object_set(session, "bandwidth", 30e6, NULL);
-    g_object_unref(session);
-  }
+  rtpbin_session_bandwidth(rb, 30e6);
   gst_object_unref(rb);
 }
 

@@ -56,7 +56,7 @@ import sys
 import threading
 import time
 
-from benchutil import pct, pyplot
+from benchutil import gst_env, pct, pyplot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NS = "ubcc"
@@ -405,10 +405,7 @@ def main():
     if os.geteuid() != 0:
         sys.exit("congestion.py: needs root (network namespaces)")
     os.makedirs(args.out, exist_ok=True)
-    env = dict(os.environ)
-    env["GST_PLUGIN_PATH"] = os.path.join(args.builddir, "gst") + ":" + args.rtp_rs
-    env["GST_REGISTRY"] = os.path.join(args.out, "registry.bin")
-    env.setdefault("GST_DEBUG", "0")
+    env = gst_env(args.builddir, args.out, args.rtp_rs)
     have_bwe = subprocess.run(["gst-inspect-1.0", "rtpgccbwe"], env=env,
                               capture_output=True).returncode == 0
     results = []

@@ -24,4 +24,17 @@ static inline gboolean link_named(GstElement *p, const char *a, const char *apad
   return ok;
 }
 
+/* Sets the bandwidth of rtpbin rb's session 0: rtpbin plans its RTCP
+ * (NACKs and congestion feedback in it) from it, and left at 0 plans for
+ * 64 kbit/s, letting most feedback expire unsent (docs/recovery.md). */
+static inline void rtpbin_session_bandwidth(GstElement *rb, double bps)
+{
+  GObject *session = NULL;
+  g_signal_emit_by_name(rb, "get-internal-session", 0, &session);
+  if (session) {
+    g_object_set(session, "bandwidth", bps, NULL);
+    g_object_unref(session);
+  }
+}
+
 #endif

@@ -27,7 +27,7 @@ import os
 import subprocess
 import sys
 
-from benchutil import wait_ready, read_times, pct, pyplot
+from benchutil import gst_env, wait_ready, read_times, pct, pyplot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NS = "ubpace"
@@ -162,10 +162,7 @@ def main():
     if os.geteuid() != 0:
         sys.exit("pacing.py: needs root (network namespaces)")
     os.makedirs(args.out, exist_ok=True)
-    env = dict(os.environ)
-    env["GST_PLUGIN_PATH"] = os.path.join(args.builddir, "gst")
-    env["GST_REGISTRY"] = os.path.join(args.out, "registry.bin")
-    env.setdefault("GST_DEBUG", "0")
+    env = gst_env(args.builddir, args.out)
     bench = os.path.join(args.builddir, "bench", "uvgrtp-bench")
     rows = []
     try:

@@ -41,7 +41,7 @@ import socket
 import subprocess
 import time
 
-from benchutil import wait_ready, read_times, pct, pyplot
+from benchutil import gst_env, wait_ready, read_times, pct, pyplot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DELAY_MS = 10
@@ -270,10 +270,7 @@ def main():
     ap.add_argument("--docs", default=None, help="replace the recovery results in this Markdown file")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    env = dict(os.environ)
-    env["GST_PLUGIN_PATH"] = os.path.join(args.builddir, "gst")
-    env["GST_REGISTRY"] = os.path.join(args.out, "registry.bin")
-    env.setdefault("GST_DEBUG", "0")
+    env = gst_env(args.builddir, args.out)
     rows = []
     for profile in args.profiles.split(","):
         for lat in [int(x) for x in args.latencies.split(",")]:

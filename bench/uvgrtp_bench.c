@@ -598,14 +598,7 @@ static gboolean rtpbin_hook(GstElement *pipe, gboolean sender)
          link_named(pipe, "rtcp_in", "src", "rb", "recv_rtcp_sink_0") &&
          link_named(pipe, "rb", "send_rtcp_src_0", "rtcp_out", "sink");
   }
-  /* left at 0, rtpbin plans its RTCP, NACKs included, for 64 kbit/s and
-   * lets most NACKs expire unsent (docs/recovery.md) */
-  GObject *session = NULL;
-  g_signal_emit_by_name(rb, "get-internal-session", 0, &session);
-  if (session) {
-    g_object_set(session, "bandwidth", 200e6, NULL);
-    g_object_unref(session);
-  }
+  rtpbin_session_bandwidth(rb, 200e6);
   gst_object_unref(rb);
   return ok;
 }

@@ -243,6 +243,23 @@ static void run(sim_t *s)
   urtp_cc_stats(&flows[0].cc, &s->st);
 }
 
+#define NPHASES(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A simulation of phases to end (us), seeded, 50 ms each way, with a
+ * packet record for the queueing delay; the rest as run() takes it when
+ * zero (one flow, a FIFO, an encoder that follows). */
+static void sim_init(sim_t *s, const phase_t *phases, size_t n, int64_t end, uint64_t seed)
+{
+  memset(s, 0, sizeof *s);
+  s->phases = phases;
+  s->nphases = n;
+  s->end = end;
+  s->seed = seed;
+  s->one_way = 50000;
+  s->qdelay = malloc(MAX_PKTS * sizeof(int64_t));
+  REQUIRE(s->qdelay);
+}
+
 static int cmp64(const void *a, const void *b)
 {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -284,13 +301,8 @@ static const phase_t case_5_1[] = {
 static void variable_capacity(int64_t one_way, uint64_t seed)
 {
   static sim_t s;
-  s.phases = case_5_1;
-  s.nphases = 4;
-  s.end = 100000000;
-  s.seed = seed;
+  sim_init(&s, case_5_1, NPHASES(case_5_1), 100000000, seed);
   s.one_way = one_way;
-  s.qdelay = malloc(MAX_PKTS * sizeof(int64_t));
-  REQUIRE(s.qdelay);
   run(&s);
   qsort(s.qdelay, s.nq, sizeof(int64_t), cmp64);
   double p95 = (double)s.qdelay[s.nq * 95 / 100] / 1000, p50 = (double)s.qdelay[s.nq / 2] / 1000;
@@ -355,16 +367,10 @@ static const phase_t case_5_2[] = {
 static void test_two_flows(void)
 {
   static sim_t s;
-  memset(&s, 0, sizeof s);
-  s.phases = case_5_2;
-  s.nphases = 5;
-  s.end = 125000000;
-  s.seed = getenv("CC_SEED") ? strtoull(getenv("CC_SEED"), NULL, 10) : 5;
-  s.one_way = 50000;
+  sim_init(&s, case_5_2, NPHASES(case_5_2), 125000000,
+           getenv("CC_SEED") ? strtoull(getenv("CC_SEED"), NULL, 10) : 5);
   s.nflows = 2;
   s.bucket = true;
-  s.qdelay = malloc(MAX_PKTS * sizeof(int64_t));
-  REQUIRE(s.qdelay);
   run(&s);
   qsort(s.qdelay, s.nq, sizeof(int64_t), cmp64);
   tap_diag("queue p50 %.1f ms p95 %.1f ms", (double)s.qdelay[s.nq / 2] / 1000,
@@ -402,12 +408,7 @@ static const phase_t case_dip[] = {
 static void test_encoder_floor(void)
 {
   static sim_t s;
-  memset(&s, 0, sizeof s);
-  s.phases = case_dip;
-  s.nphases = 3;
-  s.end = 50000000;
-  s.seed = 3;
-  s.one_way = 50000;
+  sim_init(&s, case_dip, NPHASES(case_dip), 50000000, 3);
   s.enc_floor = 1e6;
   run(&s);
   double least = 1e12;
@@ -425,6 +426,7 @@ static void test_encoder_floor(void)
            least / 1e3, got / 1e6);
   CHECK(least < 1e6);           /* the dip did take it below the floor */
   CHECK(got > 0.5 * 5e6);
+  free(s.qdelay);
 }
 
 /* Feedback from a liar (or a broken receiver; strangers' feedback is

@@ -881,6 +881,49 @@ static void test_rtcp_mux_sockets(void)
   urtp_sock_close(&rtp);
 }
 
+/* A receiving stream sending congestion feedback over real sockets to
+ * `peer`, and a sender (ssrc, RTP numbers from seq) numbering its packets
+ * by transport-wide number (element 3) from tw0: what the feedback tests
+ * share. */
+typedef struct {
+  urtp_sock_t peer;
+  urtp_rx_t rx;
+  urtp_recvstream_t *r;
+  urtp_rtcpio_t io;
+  sender_t s;
+  urtp_hdrext_block_t blk;
+  urtp_tw_counter_t tw;
+} ccfb_rig_t;
+
+static void rig_open(ccfb_rig_t *g, const urtp_recvstream_config_t *c, uint32_t ssrc,
+                     uint16_t seq, urtp_tw_counter_t tw0)
+{
+  urtp_sock_config_t rc = { .bind_addr = "127.0.0.1", .dscp = -1, .tx_mode = URTP_IO_PLAIN,
+                            .rx_mode = URTP_IO_MMSG };
+  REQUIRE(urtp_sock_open(&g->peer, &rc) == 0);
+  REQUIRE(urtp_rx_init(&g->rx, 16, 1500) == 0);
+  g->r = mkstream(c);
+  REQUIRE(g->r);
+  urtp_rtcpio_config_t ic = { .bind_addr = "127.0.0.1", .remote_addr = "127.0.0.1",
+                              .remote_port = (uint16_t)urtp_sock_local_port(&g->peer) };
+  REQUIRE(urtp_rtcpio_open(&g->io, &ic, 0) == 0);
+  urtp_recvstream_rtcp_service(g->r, &g->io, 0, 0);   /* learns the destination */
+  sender_init(&g->s, ssrc, seq, 1000);
+  REQUIRE(urtp_hdrext_seal(NULL, 3, &g->blk) == 0);
+  g->tw = tw0;
+  urtp_pay_set_hdrext(&g->s.pay, &g->blk, &g->tw);
+}
+
+static void rig_close(ccfb_rig_t *g)
+{
+  urtp_rtcpio_close(&g->io);
+  sender_free(&g->s);
+  urtp_recvstream_free(g->r);
+  frames_reset();
+  urtp_rx_destroy(&g->rx);
+  urtp_sock_close(&g->peer);
+}
+
 /* Congestion control feedback over real sockets: packets numbered by a
  * transport-wide sequence number (element 3), some lost, one reordered,
  * arriving 1 ms apart; after each marker bit a compound with RR, SDES,
@@ -889,31 +932,13 @@ static void test_rtcp_mux_sockets(void)
  * and when it arrived. A lone forged jump changes nothing. */
 static void test_ccfb_feedback(void)
 {
-  urtp_sock_config_t rc = { .bind_addr = "127.0.0.1", .dscp = -1, .tx_mode = URTP_IO_PLAIN,
-                            .rx_mode = URTP_IO_MMSG };
-  static urtp_sock_t peer;
-  REQUIRE(urtp_sock_open(&peer, &rc) == 0);
-  static urtp_rx_t rx;
-  REQUIRE(urtp_rx_init(&rx, 16, 1500) == 0);
   urtp_recvstream_config_t c = { .codec = URTP_CODEC_H265, .pt = PT, .ssrc = -1,
                                  .latency = 50 * MS, .twcc_id = 3, .rfc8888 = true };
-  urtp_recvstream_t *r = mkstream(&c);
-  REQUIRE(r);
-  char port[8];
-  snprintf(port, sizeof port, "%d", urtp_sock_local_port(&peer));
-  urtp_rtcpio_config_t ic = { .bind_addr = "127.0.0.1", .remote_addr = "127.0.0.1",
-                              .remote_port = (uint16_t)atoi(port) };
-  static urtp_rtcpio_t io;
-  REQUIRE(urtp_rtcpio_open(&io, &ic, 0) == 0);
-  urtp_recvstream_rtcp_service(r, &io, 0, 0);   /* learns the destination */
-
-  static sender_t s;
+  static ccfb_rig_t g;
+  /* RTP numbers wrap, and transport-wide ones too */
+  rig_open(&g, &c, 0x2222, 65500, 65530);
+  urtp_recvstream_t *r = g.r;
   static au_t a;
-  sender_init(&s, 0x2222, 65500, 1000);         /* RTP numbers wrap too */
-  urtp_hdrext_block_t blk;
-  REQUIRE(urtp_hdrext_seal(NULL, 3, &blk) == 0);
-  urtp_tw_counter_t tw = 65530;                 /* ... and transport-wide ones */
-  urtp_pay_set_hdrext(&s.pay, &blk, &tw);
 
   /* what was sent (by transport-wide number - 65530): lost or arrival */
   static int64_t arrived[4096];
@@ -924,19 +949,19 @@ static void test_ccfb_feedback(void)
   size_t held_len = 0, held_idx = 0;
   for (int i = 0; i < 12; i++) {
     make_au(&a, i, 10);
-    sender_au(&s, &a, i);
-    for (size_t k = 0; k < s.ndg; k++, total++) {
+    sender_au(&g.s, &a, i);
+    for (size_t k = 0; k < g.s.ndg; k++, total++) {
       arrived[total] = INT64_MIN;
       if (total % 13 == 7)
         continue;                               /* lost */
-      if (total % 29 == 3 && k + 2 < s.ndg && (total + 1) % 13 != 7) {
-        memcpy(held, s.dg[k], s.dg_len[k]);     /* comes after the next */
-        held_len = s.dg_len[k];
+      if (total % 29 == 3 && k + 2 < g.s.ndg && (total + 1) % 13 != 7) {
+        memcpy(held, g.s.dg[k], g.s.dg_len[k]);     /* comes after the next */
+        held_len = g.s.dg_len[k];
         held_idx = total;
         continue;
       }
       t += MS;
-      urtp_recvstream_push_one(r, s.dg[k], s.dg_len[k], NULL, t);
+      urtp_recvstream_push_one(r, g.s.dg[k], g.s.dg_len[k], NULL, t);
       arrived[total] = (int64_t)(t / 1000);
       if (held_len) {
         t += MS;
@@ -950,31 +975,31 @@ static void test_ccfb_feedback(void)
       /* a stranger's lone jump, with the source's SSRC and a number it
        * sent (so it is taken in, then a duplicate) */
       urtp_tw_counter_t far = 20000;
-      urtp_pay_set_hdrext(&s.pay, &blk, &far);
-      uint16_t save = s.pay.seq;
-      s.pay.seq = (uint16_t)(save - 1);
+      urtp_pay_set_hdrext(&g.s.pay, &g.blk, &far);
+      uint16_t save = g.s.pay.seq;
+      g.s.pay.seq = (uint16_t)(save - 1);
       au_t one;
       memset(&one, 0, offsetof(au_t, annexb));
       add_nal(&one, 1, 100);
-      urtp_batch_clear(&s.batch);
-      urtp_pay_nals(&s.pay, one.nals, one.n, s.ts0 + (uint32_t)i * 3000u, false, &s.batch);
-      size_t n = urtp_batch_copy_pkt(&s.batch, 0, s.dg[0], 1500);
-      urtp_recvstream_push_one(r, s.dg[0], n, NULL, t);
-      s.pay.seq = save;
-      urtp_pay_set_hdrext(&s.pay, &blk, &tw);
+      urtp_batch_clear(&g.s.batch);
+      urtp_pay_nals(&g.s.pay, one.nals, one.n, g.s.ts0 + (uint32_t)i * 3000u, false, &g.s.batch);
+      size_t n = urtp_batch_copy_pkt(&g.s.batch, 0, g.s.dg[0], 1500);
+      urtp_recvstream_push_one(r, g.s.dg[0], n, NULL, t);
+      g.s.pay.seq = save;
+      urtp_pay_set_hdrext(&g.s.pay, &g.blk, &g.tw);
       drain(r);
     }
     if (arrived[total - 1] != INT64_MIN)
       CHECK_EQ(urtp_recvstream_feedback_deadline(r), 0);   /* a marker came */
     else if (i == 11)
       t += URTP_RECVSTREAM_CCFB_MAX_INTERVAL;              /* due all the same */
-    urtp_recvstream_rtcp_service(r, &io, t, t);
+    urtp_recvstream_rtcp_service(r, &g.io, t, t);
     CHECK(arrived[total - 1] == INT64_MIN ||
           urtp_recvstream_feedback_deadline(r) == UINT64_MAX);
-    int n = urtp_sock_recv(&peer, &rx, 1000);
+    int n = urtp_sock_recv(&g.peer, &g.rx, 1000);
     for (int d = 0; d < n; d++, compounds++) {
-      const uint8_t *b = rx.dgrams[d].data;
-      size_t len = rx.dgrams[d].len, off = 0;
+      const uint8_t *b = g.rx.dgrams[d].data;
+      size_t len = g.rx.dgrams[d].len, off = 0;
       bool rr = false;
       while (off + 4 <= len) {
         size_t plen = ((size_t)(b[off + 2] << 8 | b[off + 3]) + 1) * 4;
@@ -1035,12 +1060,7 @@ static void test_ccfb_feedback(void)
   CHECK_EQ(st.ccfb_strays, 1);
   CHECK_EQ(st.twcc_recorded, total - total / 13 - (total % 13 > 7) + 1);
 
-  urtp_rtcpio_close(&io);
-  sender_free(&s);
-  urtp_recvstream_free(r);
-  frames_reset();
-  urtp_rx_destroy(&rx);
-  urtp_sock_close(&peer);
+  rig_close(&g);
 }
 
 static int64_t real_ns(void)
@@ -1055,57 +1075,40 @@ static int64_t real_ns(void)
  * the batch's one time; without them, the batch's time for all. */
 static void stamps_case(bool stamped)
 {
-  urtp_sock_config_t rc = { .bind_addr = "127.0.0.1", .dscp = -1, .tx_mode = URTP_IO_PLAIN,
-                            .rx_mode = URTP_IO_MMSG };
-  static urtp_sock_t peer;
-  REQUIRE(urtp_sock_open(&peer, &rc) == 0);
-  static urtp_rx_t rx;
-  REQUIRE(urtp_rx_init(&rx, 16, 1500) == 0);
   urtp_recvstream_config_t c = { .codec = URTP_CODEC_H265, .pt = PT, .ssrc = -1,
                                  .latency = 50 * MS, .twcc_id = 3 };
-  urtp_recvstream_t *r = mkstream(&c);
-  REQUIRE(r);
-  urtp_rtcpio_config_t ic = { .bind_addr = "127.0.0.1", .remote_addr = "127.0.0.1",
-                              .remote_port = (uint16_t)urtp_sock_local_port(&peer) };
-  static urtp_rtcpio_t io;
-  REQUIRE(urtp_rtcpio_open(&io, &ic, 0) == 0);
-  urtp_recvstream_rtcp_service(r, &io, 0, 0);
-
-  static sender_t s;
+  static ccfb_rig_t g;
+  rig_open(&g, &c, 0x3333, 100, 1);
+  urtp_recvstream_t *r = g.r;
   static au_t a;
-  sender_init(&s, 0x3333, 100, 1000);
-  urtp_hdrext_block_t blk;
-  REQUIRE(urtp_hdrext_seal(NULL, 3, &blk) == 0);
-  urtp_tw_counter_t tw = 1;
-  urtp_pay_set_hdrext(&s.pay, &blk, &tw);
   /* one picture for the source layer's probation (what it holds back is
    * handed on later, at the batch's time), then the one measured */
   make_au(&a, 0, 10);
-  sender_au(&s, &a, 0);
-  for (size_t k = 0; k < s.ndg; k++)
-    urtp_recvstream_push_one(r, s.dg[k], s.dg_len[k], NULL, SEC / 2);
+  sender_au(&g.s, &a, 0);
+  for (size_t k = 0; k < g.s.ndg; k++)
+    urtp_recvstream_push_one(r, g.s.dg[k], g.s.dg_len[k], NULL, SEC / 2);
   drain(r);
-  urtp_recvstream_rtcp_service(r, &io, SEC / 2, SEC / 2);
-  REQUIRE(urtp_sock_recv(&peer, &rx, 1000) > 0);
+  urtp_recvstream_rtcp_service(r, &g.io, SEC / 2, SEC / 2);
+  REQUIRE(urtp_sock_recv(&g.peer, &g.rx, 1000) > 0);
   make_au(&a, 10, 10);                          /* a key picture: several packets */
-  sender_au(&s, &a, 1);
-  REQUIRE(s.ndg >= 3);
+  sender_au(&g.s, &a, 1);
+  REQUIRE(g.s.ndg >= 3);
   /* read at once, taken by the kernel 4 ms apart, the last 1 ms before
    * they were read */
   urtp_dgram_t d[64];
-  size_t n = s.ndg < 64 ? s.ndg : 64;
+  size_t n = g.s.ndg < 64 ? g.s.ndg : 64;
   int64_t real = real_ns();
   for (size_t k = 0; k < n; k++)
-    d[k] = (urtp_dgram_t){ s.dg[k], s.dg_len[k], NULL,
+    d[k] = (urtp_dgram_t){ g.s.dg[k], g.s.dg_len[k], NULL,
                            stamped ? real - (int64_t)(n - k) * 4000000 + 3000000 : 0 };
   uint64_t t = SEC;
   urtp_recvstream_push(r, d, n, t);
   drain(r);
-  urtp_recvstream_rtcp_service(r, &io, t, t);
-  int got = urtp_sock_recv(&peer, &rx, 1000);
+  urtp_recvstream_rtcp_service(r, &g.io, t, t);
+  int got = urtp_sock_recv(&g.peer, &g.rx, 1000);
   REQUIRE(got > 0);
-  const uint8_t *b = rx.dgrams[0].data;
-  size_t len = rx.dgrams[0].len, off = 0, seen = 0;
+  const uint8_t *b = g.rx.dgrams[0].data;
+  size_t len = g.rx.dgrams[0].len, off = 0, seen = 0;
   while (off + 4 <= len) {
     size_t plen = ((size_t)(b[off + 2] << 8 | b[off + 3]) + 1) * 4;
     REQUIRE(off + plen <= len);
@@ -1128,12 +1131,7 @@ static void stamps_case(bool stamped)
     off += plen;
   }
   CHECK_EQ(seen, n);
-  urtp_rtcpio_close(&io);
-  sender_free(&s);
-  urtp_recvstream_free(r);
-  frames_reset();
-  urtp_rx_destroy(&rx);
-  urtp_sock_close(&peer);
+  rig_close(&g);
 }
 
 static void test_ccfb_kernel_stamps(void)
