@@ -95,6 +95,19 @@ bool sendstream_cc_pacing(urtp_sendstream_t *ss, size_t bytes, bool backlog, int
   return on;
 }
 
+bool sendstream_cc_target(urtp_sendstream_t *ss, uint64_t *bps, int64_t *queue_us)
+{
+  pthread_mutex_lock(&ss->cc_lock);
+  sendstream_cc_t *cc = ss->cc;
+  bool on = cc && cc->control;
+  if (on) {
+    *bps = urtp_cc_target(&cc->cc);
+    *queue_us = cc->fed ? cc->cc.st.queue_us : 0;
+  }
+  pthread_mutex_unlock(&ss->cc_lock);
+  return on;
+}
+
 void sendstream_cc_free(urtp_sendstream_t *ss)
 {
   free(ss->cc);

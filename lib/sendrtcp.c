@@ -221,6 +221,17 @@ static void take_feedback(urtp_sendstream_t *ss, const uint8_t *buf, size_t len,
    * (when a later answer shows that this one was lost) */
   uint64_t hold = rtt > 0 ? (uint64_t)rtt / 2 : 10000000ull;
   hold = hold < 1000000ull ? 1000000ull : hold > 1000000000ull ? 1000000000ull : hold;
+  /* with congestion control, a share of what the path takes now: the
+   * rate sent over the last second says what it took before a step down,
+   * and retransmissions into the queue that followed kept it full */
+  uint64_t target;
+  int64_t queue;
+  if (sendstream_cc_target(ss, &target, &queue)) {
+    if (URTP_SENDSTREAM_RTX_SHARE * (double)target < rate)
+      rate = URTP_SENDSTREAM_RTX_SHARE * (double)target;
+    if (queue > URTP_SENDSTREAM_RTX_QUEUE_MAX)
+      rate = 0;
+  }
   uint64_t budget = (uint64_t)rate;
   /* with clients, the repair goes to the one that asked (none: nowhere) */
   struct sockaddr_storage dest;

@@ -261,6 +261,10 @@ void sendstream_cc_free(urtp_sendstream_t *ss);
  * runs (true); backlog: the pacer still holds earlier packets. */
 bool sendstream_cc_pacing(urtp_sendstream_t *ss, size_t bytes, bool backlog, int64_t t,
                           uint64_t *rate);
+/* The controller's target (bits/s), when it runs (before any feedback:
+ * the start bitrate, which the encoder is asked for too), and the queue
+ * it sees on the path (us). */
+bool sendstream_cc_target(urtp_sendstream_t *ss, uint64_t *bps, int64_t *queue_us);
 /* With agreed keys (key_sync or zrtp): brings ctx, an SRTCP context (dir)
  * or the RTX one (OUTBOUND, ssrc the RTX SSRC), in line with them; false
  * while there are none (sendstream.c). */

@@ -31,7 +31,9 @@
  *    with SRTP when the media is (static key, or rtcp_key_sync with that
  *    SSRC). Each sequence number goes at most once per half round trip,
  *    and all of them within URTP_SENDSTREAM_RTX_SHARE of the bitrate
- *    (rtx.h's bucket: at most a quarter second of that share at once, no
+ *    (of the controller's target when congestion control runs: the rate
+ *    sent over the last second may be what the path took before a step
+ *    down) (rtx.h's bucket: at most a quarter second of that share at once, no
  *    floor above it): what a NACK asks is counted once as sent, missing,
  *    repeat or over budget. Keeping a batch costs a swap of pointers:
  *    nothing per packet.
@@ -191,6 +193,11 @@ typedef struct urtp_sendstream_config {
 /* Retransmissions may take this share of the stream's bitrate (over the
  * last second): a NACK storm cannot multiply it. */
 #define URTP_SENDSTREAM_RTX_SHARE 0.5
+/* With congestion control, no retransmission while the path's queue is
+ * longer than this (us): one would arrive a queue late (past half of
+ * rtpjitterbuffer's default latency), and join the queue the controller is
+ * draining. */
+#define URTP_SENDSTREAM_RTX_QUEUE_MAX 100000
 /* Our sender reports a receiver's block may echo (LSR). */
 #define URTP_SENDSTREAM_SR_KEPT 16
 
