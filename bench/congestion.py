@@ -27,7 +27,11 @@ Cases, on a base of --base bit/s: 5.1 (variable capacity, one flow: 1.0x,
 of one kind starting together, the RFC's 4/2/3.5/1/2 Mbit/s at 0/25/50/75/
 100 s over 4 Mbit/s, 125 s in all; each flow measured against half the
 capacity, and fairness as the larger flow's goodput over the smaller's per
-phase from 5 s in).
+phase from 5 s in), and 5.6 (one flow and a long iperf3 TCP flow starting
+together at the base rate for 120 s; the TCP packets held 50 ms each way by
+urtp-tundelay, bench/tundelay.c; the flow measured against half the
+capacity, and fairness as the larger of the two flows' rates over the
+smaller; needs iperf3).
 
 Measured per run, in 200 ms bins: the send rate (datagrams reaching the
 relay), goodput (access-unit bytes out of the receiver's depayloader), the
@@ -51,6 +55,7 @@ Needs root (network namespaces).
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -69,7 +74,13 @@ START_KBIT = 2048           # rtpgccbwe's own start; ours is told the same
 CASES = {
     "5.1": ([(0, 1.0), (40, 2.5), (60, 0.6), (80, 1.0)], 100, 1),
     "5.2": ([(0, 1.0), (25, 0.5), (50, 0.875), (75, 0.25), (100, 0.5)], 125, 2),
+    "5.6": ([(0, 1.0)], 120, 1),
 }
+# cases with a long TCP flow (iperf3, the kernel's default congestion
+# control) beside the media, starting with it; its packets are held 50 ms
+# each way too, by urtp-tundelay (bench/tundelay.c) in the router
+TCP_CASES = {"5.6"}
+TCP_PORT = 5201
 
 
 def sh(*cmd, check=True):
@@ -123,6 +134,36 @@ class Sampler(threading.Thread):
             self.stop.wait(0.1)
 
 
+def tcp_delay(exe):
+    """TCP through the router, both ways, held DELAY_MS by urtp-tundelay:
+    policy routing sends what arrives on either veth into its TUN device,
+    and what it writes back is routed on as usual."""
+    r = ["ip", "netns", "exec", NS + "-rtr"]
+    p = subprocess.Popen(r + [exe, "--dev", "bn-d", "--delay", str(DELAY_MS)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if not p.stdout.readline().startswith("READY"):
+        raise RuntimeError("urtp-tundelay did not start")
+    sh(*r, "ip", "link", "set", "bn-d", "up")
+    sh(*r, "ip", "route", "add", "default", "dev", "bn-d", "table", "100")
+    for dev in ("bn-rs", "bn-rr"):
+        sh(*r, "ip", "rule", "add", "iif", dev, "ipproto", "tcp", "lookup", "100")
+    # packets come back from the TUN with the senders' addresses
+    for dev in ("all", "default", "bn-d", "bn-rs", "bn-rr"):
+        sh(*r, "sysctl", "-qw", "net.ipv4.conf.%s.rp_filter=0" % dev)
+    return p
+
+
+def tcp_series(text, t_start, length):
+    """The iperf3 server's JSON: bit/s received per second, as (t, bps)
+    from t_start (the run's t0, in the same monotonic seconds)."""
+    try:
+        d = json.loads(text)
+    except ValueError:
+        return []
+    return [(t_start + i["sum"]["start"], i["sum"]["bits_per_second"])
+            for i in d.get("intervals", []) if i["sum"]["start"] < length]
+
+
 def relay(exe, port, reverse, report):
     cmd = ["ip", "netns", "exec", NS + "-rtr", exe, "--listen", "%s:%d" % (RTR_IN, port),
            "--to", "%s:%d" % (RCV, port), "--from", "%s:%d" % (RTR_OUT, port),
@@ -171,6 +212,8 @@ def run_case(args, env, case, path):
     tbf(int(base * schedule[0][1]))
     tag = "%s-%s" % (case_key(case, args.codec), path)
     procs, relays, logs = [], [], []
+    tcp = case in TCP_CASES
+    delayer = iperf_srv = iperf_cli = None
     send_path, recv_path = {"uvgrtp": ("uvgrtp", "uvgrtp"), "gccbwe": ("gccbwe", "rtpbin"),
                             "fixed": ("fixed", "uvgrtp")}[path]
     try:
@@ -184,10 +227,20 @@ def run_case(args, env, case, path):
                 ["ip", "netns", "exec", NS + "-rcv", ccb, "recv", "--path", recv_path, "--port",
                  str(port), "--feedback", "%s:%d" % (RTR_OUT, port + 1), "--seconds",
                  str(length + 3), "--codec", args.codec, "--log", rlog], env=env))
+        if tcp:
+            delayer = tcp_delay(os.path.join(args.builddir, "bench", "urtp-tundelay"))
+            iperf_srv = subprocess.Popen(
+                ["ip", "netns", "exec", NS + "-rcv", "iperf3", "-s", "-1", "-J", "-p",
+                 str(TCP_PORT)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         time.sleep(1.0)
         t0 = time.monotonic()
         sampler = Sampler(schedule, base, t0)
         sampler.start()
+        if tcp:
+            iperf_cli = subprocess.Popen(
+                ["ip", "netns", "exec", NS + "-snd", "iperf3", "-c", RCV, "-p", str(TCP_PORT),
+                 "-t", str(length), "-J"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            tcp_t0 = time.monotonic() - t0
         for k in range(flows):
             port = 7000 + 10 * k
             procs.append(subprocess.Popen(
@@ -197,6 +250,11 @@ def run_case(args, env, case, path):
                  "--log", logs[k][0]],
                 env=env))
         rcs = [p.wait(timeout=length + 60) for p in procs]
+        tcp_rate = []
+        if tcp:
+            iperf_cli.wait(timeout=30)
+            out, _ = iperf_srv.communicate(timeout=30)
+            tcp_rate = tcp_series(out, tcp_t0, length)
         sampler.stop.set()
         sampler.join()
         _, drops, packets = tbf_stats()
@@ -209,14 +267,23 @@ def run_case(args, env, case, path):
             for p in (m, r):
                 if p.poll() is None:
                     p.kill()
+        for p in (iperf_cli, iperf_srv):
+            if p and p.poll() is None:
+                p.kill()
+        if delayer:
+            delayer.stdin.write("stop\n")
+            delayer.stdin.flush()
+            delayer.wait(timeout=10)
         bottleneck("down", NS)
     t0_us = t0 * 1e6
     flows_out = []
     for k in range(flows):
-        # each flow against its fair share of the capacity
+        # each flow against its fair share of the capacity (the TCP flow
+        # has one too)
         flows_out.append(analyse(read_log(logs[k][0]), read_log(logs[k][1]),
-                                 reports[k], schedule, base / flows, length, t0_us))
+                                 reports[k], schedule, base / (flows + tcp), length, t0_us))
     return {"case": case_key(case, args.codec), "path": path, "flows": flows_out, "rcs": rcs,
+            "tcp": tcp_rate,
             "tbf_drops": drops, "tbf_packets": packets,
             "queue": sampler.samples, "schedule": schedule, "base": base, "length": length}
 
@@ -327,6 +394,20 @@ def summary(r):
             else:
                 ratios.append(float("inf"))
         out["fairness"] = ratios
+    # against TCP: per phase (from 5 s in), the larger of the media's and
+    # TCP's mean rates over the smaller
+    if r.get("tcp"):
+        marks = [t for t, _ in r["schedule"]] + [r["length"]]
+        ratios, tcp_means = [], []
+        for a, b in zip(marks, marks[1:]):
+            idx = range(int((a + 5) / 0.2), int(b / 0.2))
+            media = sum(r["flows"][0]["goodput"][i] for i in idx) / max(1, len(idx))
+            t = [bps for t0, bps in r["tcp"] if a + 5 <= t0 < b]
+            tcp = sum(t) / max(1, len(t))
+            tcp_means.append(tcp)
+            ratios.append(max(media, tcp) / min(media, tcp) if min(media, tcp) > 0
+                          else float("inf"))
+        out["fairness"], out["tcp_mbit"] = ratios, [x / 1e6 for x in tcp_means]
     return out
 
 
@@ -348,8 +429,12 @@ def plot(results, out, case):
             if any(e) and r["path"] != "fixed":
                 ax.plot(t, e, ":", label="estimate" + (" %d" % k if len(r["flows"]) > 1 else ""))
         ax.set_title("%s %s" % (r["case"], r["path"]))
-        if len(r["flows"]) > 1:
-            ax.plot(t, [x / len(r["flows"]) for x in cap], "k:", label="fair share")
+        if r.get("tcp"):
+            ax.plot([t for t, _ in r["tcp"]], [b / 1e6 for _, b in r["tcp"]], "C2--",
+                    label="TCP (1 s)")
+        if len(r["flows"]) > 1 or r.get("tcp"):
+            ax.plot(t, [x / (len(r["flows"]) + bool(r.get("tcp"))) for x in cap], "k:",
+                    label="fair share")
         ax.set_ylabel("Mbit/s")
         ax.legend(fontsize=7)
         qa = axes[1][c]
@@ -378,6 +463,8 @@ def table(results):
             ph = f["phases"]
             fair = " / ".join(fmt(x, "%.2f") for x in s["fairness"]) \
                 if "fairness" in s and k == 0 else "-"
+            if "tcp_mbit" in s:
+                fair += " (TCP %s Mbit/s)" % " / ".join(fmt(x) for x in s["tcp_mbit"])
             lines.append("| %s | %s%s | %s | %s | %s / %s | %s / %s | %s | %s | %s | %s |" % (
                 r["case"], r["path"], " (flow %d)" % k if len(r["flows"]) > 1 else "",
                 " / ".join(fmt(100 * p["utilisation"], "%.0f") for p in ph),
@@ -416,6 +503,9 @@ def main():
                 continue
             if path == "fixed" and CASES[case][2] > 1:
                 continue        # fairness between fixed flows says nothing
+            if case in TCP_CASES and not shutil.which("iperf3"):
+                print("congestion.py: no iperf3: %s skipped" % case)
+                continue
             r = run_case(args, env, case, path)
             results.append(r)
             print(table([r]).splitlines()[-1], flush=True)

@@ -72,8 +72,9 @@ required=(
 declare -A optional_why=(
   [libbzrtp-dev]="the bzrtp ZRTP interop tests are not built"
   [python3-matplotlib]="scripts/bench.sh makes no plots"
+  [iperf3]="scripts/bench.sh --congestion skips RFC 8867 5.6 (against TCP)"
 )
-optional=(libbzrtp-dev python3-matplotlib)
+optional=(libbzrtp-dev python3-matplotlib iperf3)
 if [ -n "$llvm" ]; then
   # ASan/UBSan runtimes and libFuzzer for this clang (Debian 12: -14, 13: -19)
   required+=("libclang-rt-$llvm-dev" "libfuzzer-$llvm-dev")
