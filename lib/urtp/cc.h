@@ -29,7 +29,10 @@
  *    sent back to back arrives spread by the narrowest link on the path.
  *    Its dispersion is that link's rate (or, not spread, a lower bound).
  *    While no queue builds, the target rises towards 0.9 x the median of
- *    the last second's trains, at most doubling per response time: new
+ *    the last second's trains, at most doubling per response time and
+ *    to no more than 3 x the rate delivered (a receiver on a loaded
+ *    host may timestamp a backlog at once, and a train read 6 x the
+ *    link): new
  *    capacity is found in a few round trips, without padding and without
  *    loss. Once trains were spread the pacer sends at no more than 1.25 x
  *    the capacity they show (a train still shows capacity a quarter above
