@@ -230,8 +230,11 @@ gst_uvgrtp_props_install (GObjectClass * klass, guint first,
    * packets it sent over its rtx-max-size-time (kept without a copy; buffers
    * from a pool are copied first, so that upstream's pool does not run
    * dry): each packet at most once per half round trip, all of them within
-   * half the stream's bitrate. Its SDP then offers RTP/AVPF with nack, nack
-   * pli and ccm fir, and the rtx payload type.
+   * half the stream's bitrate. With #GstUvgRtpSink:congestion-control, that
+   * is half of the estimate, and none go while the path's queue is over
+   * 100 ms (a repair would arrive a queue late and keep the queue full);
+   * they are counted in rtx-over-budget. Its SDP then offers RTP/AVPF with
+   * nack, nack pli and ccm fir, and the rtx payload type.
    *
    * uvgrtpsrc asks for lost packets, as rtpjitterbuffer's property does: a
    * packet missing for longer than reordering explains (5 ms) is asked for,

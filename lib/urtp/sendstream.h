@@ -31,11 +31,12 @@
  *    with SRTP when the media is (static key, or rtcp_key_sync with that
  *    SSRC). Each sequence number goes at most once per half round trip,
  *    and all of them within URTP_SENDSTREAM_RTX_SHARE of the bitrate
- *    (of the controller's target when congestion control runs: the rate
- *    sent over the last second may be what the path took before a step
- *    down) (rtx.h's bucket: at most a quarter second of that share at once, no
- *    floor above it): what a NACK asks is counted once as sent, missing,
- *    repeat or over budget. Keeping a batch costs a swap of pointers:
+ *    (rtx.h's bucket: at most a quarter second of that share at once, no
+ *    floor above it). When congestion control runs, the share is of the
+ *    controller's target (the rate sent over the last second may be what
+ *    the path took before a step down), and none go while its queue
+ *    estimate is over URTP_SENDSTREAM_RTX_QUEUE_MAX. What a NACK asks is
+ *    counted once as sent, missing, repeat or over budget. Keeping a batch costs a swap of pointers:
  *    nothing per packet.
  *  - Whom RTCP is taken from (plain RTP: anyone may forge it). On the RTCP
  *    thread (urtp_sendstream_rtcp_start), compounds are taken only from
