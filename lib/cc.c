@@ -600,8 +600,13 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
     /* nor beyond 3 x what the path delivered: trains can read many
      * times the link where the receiver timestamps a backlog at once (a
      * loaded host: 9.3 Mbit/s on a 1.5 Mbit/s tbf, raised to in three
-     * doublings before the first queue came back) */
-    if (delivered > 0 && to > 3 * delivered)
+     * doublings before the first queue came back). Not for an encoder
+     * long at its floor (no raise for a second: a raise outruns what is
+     * delivered until the encoder follows): what it delivers says
+     * nothing of the path, and the trains are what lift it (5.2: a flow
+     * held at 40 kbit/s) */
+    bool at_floor = short_of && now - cc->last_raise >= RAISE_FAIL_US;
+    if (delivered > 0 && !at_floor && to > 3 * delivered)
       to = 3 * delivered;
     if (now < cc->ceiling_until && to > cc->ceiling)
       to = cc->ceiling;

@@ -32,7 +32,7 @@
  *    the last second's trains, at most doubling per response time and
  *    to no more than 3 x the rate delivered (a receiver on a loaded
  *    host may timestamp a backlog at once, and a train read 6 x the
- *    link): new
+ *    link; an encoder a second at its floor is exempt): new
  *    capacity is found in a few round trips, without padding and without
  *    loss. Once trains were spread the pacer sends at no more than 1.25 x
  *    the capacity they show (a train still shows capacity a quarter above
