@@ -31,7 +31,11 @@ phase from 5 s in), and 5.6 (one flow and a long iperf3 TCP flow starting
 together at the base rate for 120 s; the TCP packets held 50 ms each way by
 urtp-tundelay, bench/tundelay.c; the flow measured against half the
 capacity, and fairness as the larger of the two flows' rates over the
-smaller; needs iperf3).
+smaller; needs iperf3), and 5.3 (a congested feedback path: one flow each
+way, the RFC's 2/1/0.5/2 Mbit/s at 0/20/40/60 s forward and 2/0.8/2 Mbit/s
+at 0/35/70 s backward over 2, 100 s; a second tbf in the router towards
+the sender carries the backward flow and the forward flow's feedback, and
+each flow's feedback crosses the other's bottleneck).
 
 Measured per run, in 200 ms bins: the send rate (datagrams reaching the
 relay), goodput (access-unit bytes out of the receiver's depayloader), the
@@ -48,7 +52,7 @@ between decoded pictures, over the run's length).
 
 Usage: bench/congestion.py --builddir build/release [--cases 5.1,5.2] [--codec h264|h265]
        [--paths uvgrtp,gccbwe,fixed] [--base 10000000] [--scale 1.0]
-       (fixed is left out of 5.2)
+       (fixed is left out of the cases with two flows: 5.2, 5.3)
        [--out build/bench/congestion] [--docs docs/benchmarks.md]
 Needs root (network namespaces).
 """
@@ -75,7 +79,12 @@ CASES = {
     "5.1": ([(0, 1.0), (40, 2.5), (60, 0.6), (80, 1.0)], 100, 1),
     "5.2": ([(0, 1.0), (25, 0.5), (50, 0.875), (75, 0.25), (100, 0.5)], 125, 2),
     "5.6": ([(0, 1.0)], 120, 1),
+    "5.3": ([(0, 1.0), (20, 0.5), (40, 0.25), (60, 1.0)], 100, 2),
 }
+# cases with a flow the other way (flow 1, from the receiver's namespace to
+# the sender's) and a bottleneck of this schedule on that way back, which
+# the forward flow's feedback crosses too; the RFC's 2/0.8/2 Mbit/s over 2
+BACKWARD = {"5.3": [(0, 1.0), (35, 0.4), (70, 1.0)]}
 # cases with a long TCP flow (iperf3, the kernel's default congestion
 # control) beside the media, starting with it; its packets are held 50 ms
 # each way too, by urtp-tundelay (bench/tundelay.c) in the router
@@ -91,20 +100,20 @@ def bottleneck(*args):
     sh("bash", os.path.join(ROOT, "scripts", "bottleneck.sh"), *args)
 
 
-def tbf(rate, op="change"):
+def tbf(rate, op="change", dev="bn-rr"):
     """The bottleneck at rate bit/s, its queue QUEUE_MS at that rate. A
     link, as RFC 8867 models it: the bucket holds two full packets or a
     millisecond at the rate (scripts/bottleneck.sh's 32 KB would let each
     picture through at the veth's speed, as a policer, not a link, does)."""
     burst = max(2 * 1514, rate // 8 // 1000)
     limit = max(burst, rate // 8 * QUEUE_MS // 1000)
-    sh("ip", "netns", "exec", NS + "-rtr", "tc", "qdisc", op, "dev", "bn-rr", "root", "tbf",
+    sh("ip", "netns", "exec", NS + "-rtr", "tc", "qdisc", op, "dev", dev, "root", "tbf",
        "rate", "%dbit" % rate, "burst", burst, "limit", limit)
 
 
-def tbf_stats():
+def tbf_stats(dev="bn-rr"):
     out = sh("ip", "netns", "exec", NS + "-rtr", "tc", "-s", "-j", "qdisc", "show", "dev",
-             "bn-rr").stdout
+             dev).stdout
     for q in json.loads(out):
         if q.get("kind") == "tbf":
             return q.get("backlog", 0), q.get("drops", 0), q.get("packets", 0)
@@ -112,25 +121,27 @@ def tbf_stats():
 
 
 class Sampler(threading.Thread):
-    """The tbf's backlog every 100 ms, and the rate changes on schedule."""
+    """Each tbf's backlog every 100 ms, and its rate changed on its
+    schedule; links: [(dev, schedule)]."""
 
-    def __init__(self, schedule, base, t0):
+    def __init__(self, links, base, t0):
         super().__init__(daemon=True)
-        self.schedule, self.base, self.t0 = schedule, base, t0
-        self.samples = []           # (t, backlog ms)
+        self.links, self.base, self.t0 = links, base, t0
+        self.samples = [[] for _ in links]      # per link: (t, backlog ms)
         self.stop = threading.Event()
 
     def run(self):
-        step = 0
-        rate = int(self.base * self.schedule[0][1])
+        steps = [0] * len(self.links)
+        rates = [int(self.base * s[0][1]) for _, s in self.links]
         while not self.stop.is_set():
             t = time.monotonic() - self.t0
-            while step + 1 < len(self.schedule) and t >= self.schedule[step + 1][0]:
-                step += 1
-                rate = int(self.base * self.schedule[step][1])
-                tbf(rate)
-            backlog, _, _ = tbf_stats()
-            self.samples.append((t, backlog * 8e3 / rate))
+            for n, (dev, schedule) in enumerate(self.links):
+                while steps[n] + 1 < len(schedule) and t >= schedule[steps[n] + 1][0]:
+                    steps[n] += 1
+                    rates[n] = int(self.base * schedule[steps[n]][1])
+                    tbf(rates[n], dev=dev)
+                backlog, _, _ = tbf_stats(dev)
+                self.samples[n].append((t, backlog * 8e3 / rates[n]))
             self.stop.wait(0.1)
 
 
@@ -164,9 +175,12 @@ def tcp_series(text, t_start, length):
             for i in d.get("intervals", []) if i["sum"]["start"] < length]
 
 
-def relay(exe, port, reverse, report):
-    cmd = ["ip", "netns", "exec", NS + "-rtr", exe, "--listen", "%s:%d" % (RTR_IN, port),
-           "--to", "%s:%d" % (RCV, port), "--from", "%s:%d" % (RTR_OUT, port),
+def relay(exe, port, reverse, report, back=False):
+    """One relay in the router, from the sender's side to the receiver's
+    (back: the other way)."""
+    near, far, out = (RTR_OUT, SND, RTR_IN) if back else (RTR_IN, RCV, RTR_OUT)
+    cmd = ["ip", "netns", "exec", NS + "-rtr", exe, "--listen", "%s:%d" % (near, port),
+           "--to", "%s:%d" % (far, port), "--from", "%s:%d" % (out, port),
            "--delay", str(DELAY_MS)]
     if reverse:
         cmd.append("--reverse")
@@ -205,11 +219,16 @@ def run_case(args, env, case, path):
     schedule, length, flows = CASES[case]
     length = int(length * args.scale)
     schedule = [(t * args.scale, m) for t, m in schedule]
+    backward = [(t * args.scale, m) for t, m in BACKWARD.get(case, [])]
     base = args.base
     ccb = os.path.join(args.builddir, "bench", "uvgrtp-ccbench")
     rly = os.path.join(args.builddir, "bench", "urtp-relay")
     bottleneck("up", NS, int(base * schedule[0][1]), QUEUE_MS)
     tbf(int(base * schedule[0][1]))
+    links = [("bn-rr", schedule)]
+    if backward:
+        tbf(int(base * backward[0][1]), "add", "bn-rs")
+        links.append(("bn-rs", backward))
     tag = "%s-%s" % (case_key(case, args.codec), path)
     procs, relays, logs = [], [], []
     tcp = case in TCP_CASES
@@ -217,15 +236,19 @@ def run_case(args, env, case, path):
     send_path, recv_path = {"uvgrtp": ("uvgrtp", "uvgrtp"), "gccbwe": ("gccbwe", "rtpbin"),
                             "fixed": ("fixed", "uvgrtp")}[path]
     try:
+        # flow k runs the other way when it is the backward one
+        back = [bool(backward) and k == 1 for k in range(flows)]
         for k in range(flows):
             port = 7000 + 10 * k
-            relays.append((relay(rly, port, False, True), relay(rly, port + 1, True, False)))
+            relays.append((relay(rly, port, False, True, back[k]),
+                           relay(rly, port + 1, True, False, back[k])))
             slog = os.path.join(args.out, "%s-%d-send.log" % (tag, k))
             rlog = os.path.join(args.out, "%s-%d-recv.log" % (tag, k))
             logs.append((slog, rlog))
             procs.append(subprocess.Popen(
-                ["ip", "netns", "exec", NS + "-rcv", ccb, "recv", "--path", recv_path, "--port",
-                 str(port), "--feedback", "%s:%d" % (RTR_OUT, port + 1), "--seconds",
+                ["ip", "netns", "exec", NS + ("-snd" if back[k] else "-rcv"), ccb, "recv",
+                 "--path", recv_path, "--port", str(port), "--feedback",
+                 "%s:%d" % (RTR_IN if back[k] else RTR_OUT, port + 1), "--seconds",
                  str(length + 3), "--codec", args.codec, "--log", rlog], env=env))
         if tcp:
             delayer = tcp_delay(os.path.join(args.builddir, "bench", "urtp-tundelay"))
@@ -234,7 +257,7 @@ def run_case(args, env, case, path):
                  str(TCP_PORT)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         time.sleep(1.0)
         t0 = time.monotonic()
-        sampler = Sampler(schedule, base, t0)
+        sampler = Sampler(links, base, t0)
         sampler.start()
         if tcp:
             iperf_cli = subprocess.Popen(
@@ -244,8 +267,8 @@ def run_case(args, env, case, path):
         for k in range(flows):
             port = 7000 + 10 * k
             procs.append(subprocess.Popen(
-                ["ip", "netns", "exec", NS + "-snd", ccb, "send", "--path", send_path, "--host",
-                 RTR_IN, "--port", str(port), "--seconds", str(length), "--bitrate",
+                ["ip", "netns", "exec", NS + ("-rcv" if back[k] else "-snd"), ccb, "send",
+                 "--path", send_path, "--host", RTR_OUT if back[k] else RTR_IN, "--port", str(port), "--seconds", str(length), "--bitrate",
                  str(base // 1000 if path == "fixed" else START_KBIT), "--codec", args.codec,
                  "--log", logs[k][0]],
                 env=env))
@@ -258,6 +281,7 @@ def run_case(args, env, case, path):
         sampler.stop.set()
         sampler.join()
         _, drops, packets = tbf_stats()
+        _, drops_back, packets_back = tbf_stats("bn-rs") if backward else (0, 0, 0)
         reports = [stop_relay(m) for m, _ in relays] + [stop_relay(r) for _, r in relays]
     finally:
         for p in procs:
@@ -278,14 +302,19 @@ def run_case(args, env, case, path):
     t0_us = t0 * 1e6
     flows_out = []
     for k in range(flows):
-        # each flow against its fair share of the capacity (the TCP flow
-        # has one too)
+        # each flow against its fair share of its way's capacity (the TCP
+        # flow has one too)
+        sched, share = (backward, 1) if back[k] else (schedule, flows - any(back) + tcp)
         flows_out.append(analyse(read_log(logs[k][0]), read_log(logs[k][1]),
-                                 reports[k], schedule, base / (flows + tcp), length, t0_us))
+                                 reports[k], sched, base / share, length, t0_us))
+        flows_out[-1]["backward"] = back[k]
     return {"case": case_key(case, args.codec), "path": path, "flows": flows_out, "rcs": rcs,
             "tcp": tcp_rate,
             "tbf_drops": drops, "tbf_packets": packets,
-            "queue": sampler.samples, "schedule": schedule, "base": base, "length": length}
+            "tbf_back": [drops_back, packets_back], "backward": backward,
+            "queue": sampler.samples[0],
+            "queue_back": sampler.samples[1] if backward else [],
+            "schedule": schedule, "base": base, "length": length}
 
 
 def capacity_at(schedule, base, t):
@@ -377,37 +406,45 @@ def analyse(send, recv, relay_lines, schedule, base, length, t0_us):
     }
 
 
+def phase_means(r, series):
+    """Per phase of the schedule, from 5 s in: the mean of series, a list
+    of 200 ms bins or of (t, value) samples."""
+    marks = [t for t, _ in r["schedule"]] + [r["length"]]
+    means = []
+    for a, b in zip(marks, marks[1:]):
+        if series and isinstance(series[0], (tuple, list)):
+            v = [x for t, x in series if a + 5 <= t < b]
+        else:
+            v = series[int((a + 5) / 0.2):int(b / 0.2)]
+        means.append(sum(v) / len(v) if v else 0.0)
+    return means
+
+
+def ratio(a, b):
+    """The larger over the smaller (RFC 8868's fairness: within 3)."""
+    return max(a, b) / min(a, b) if min(a, b) > 0 else float("inf")
+
+
+def queue_figures(samples, drops, packets):
+    q = [ms for t, ms in samples if t >= 2.0]
+    return {"queue_p50_ms": pct(q, 0.5), "queue_p95_ms": pct(q, 0.95),
+            "loss_pct": 100.0 * drops / max(1, packets + drops)}
+
+
 def summary(r):
-    q = [ms for t, ms in r["queue"] if t >= 2.0]
-    out = {"queue_p50_ms": pct(q, 0.5), "queue_p95_ms": pct(q, 0.95),
-           "loss_pct": 100.0 * r["tbf_drops"] / max(1, r["tbf_packets"] + r["tbf_drops"])}
-    # fairness: per phase (from 5 s in), the larger flow's mean goodput over
-    # the smaller's (RFC 8868: within 3)
-    if len(r["flows"]) > 1:
-        marks = [t for t, _ in r["schedule"]] + [r["length"]]
-        ratios = []
-        for a, b in zip(marks, marks[1:]):
-            idx = range(int((a + 5) / 0.2), int(b / 0.2))
-            means = [sum(f["goodput"][i] for i in idx) / max(1, len(idx)) for f in r["flows"]]
-            if min(means) > 0:
-                ratios.append(max(means) / min(means))
-            else:
-                ratios.append(float("inf"))
-        out["fairness"] = ratios
-    # against TCP: per phase (from 5 s in), the larger of the media's and
-    # TCP's mean rates over the smaller
+    out = queue_figures(r["queue"], r["tbf_drops"], r["tbf_packets"])
+    if r.get("backward"):
+        out["back"] = queue_figures(r["queue_back"], *r["tbf_back"])
+    elif len(r["flows"]) > 1:
+        # fairness: per phase, the larger flow's mean goodput over the
+        # smaller's
+        a, b = (phase_means(r, f["goodput"]) for f in r["flows"][:2])
+        out["fairness"] = [ratio(x, y) for x, y in zip(a, b)]
     if r.get("tcp"):
-        marks = [t for t, _ in r["schedule"]] + [r["length"]]
-        ratios, tcp_means = [], []
-        for a, b in zip(marks, marks[1:]):
-            idx = range(int((a + 5) / 0.2), int(b / 0.2))
-            media = sum(r["flows"][0]["goodput"][i] for i in idx) / max(1, len(idx))
-            t = [bps for t0, bps in r["tcp"] if a + 5 <= t0 < b]
-            tcp = sum(t) / max(1, len(t))
-            tcp_means.append(tcp)
-            ratios.append(max(media, tcp) / min(media, tcp) if min(media, tcp) > 0
-                          else float("inf"))
-        out["fairness"], out["tcp_mbit"] = ratios, [x / 1e6 for x in tcp_means]
+        # against TCP: the media's mean goodput and TCP's mean rate
+        media, tcp = phase_means(r, r["flows"][0]["goodput"]), phase_means(r, r["tcp"])
+        out["fairness"] = [ratio(x, y) for x, y in zip(media, tcp)]
+        out["tcp_mbit"] = [x / 1e6 for x in tcp]
     return out
 
 
@@ -420,25 +457,35 @@ def plot(results, out, case):
         ax = axes[0][c]
         t = [i * 0.2 for i in range(int(r["length"] / 0.2))]
         cap = [capacity_at(r["schedule"], r["base"], x) / 1e6 for x in t]
-        ax.plot(t, cap, "k-", label="capacity")
+        ax.plot(t, cap, "k-", label="capacity" + (" forward" if r.get("backward") else ""))
+        if r.get("backward"):
+            ax.plot(t, [capacity_at(r["backward"], r["base"], x) / 1e6 for x in t], "k--",
+                    label="capacity backward")
         for k, f in enumerate(r["flows"]):
             g = [sum(f["goodput"][max(0, i - 4):i + 1]) / len(f["goodput"][max(0, i - 4):i + 1]) / 1e6
                  for i in range(len(f["goodput"]))]
-            ax.plot(t, g, label="goodput (1 s)" + (" flow %d" % k if len(r["flows"]) > 1 else ""))
+            name = " backward" if f.get("backward") else " forward" if r.get("backward") \
+                else " flow %d" % k if len(r["flows"]) > 1 else ""
+            ax.plot(t, g, label="goodput (1 s)" + name)
             e = [x / 1e6 if x else None for x in f["estimate"]]
             if any(e) and r["path"] != "fixed":
-                ax.plot(t, e, ":", label="estimate" + (" %d" % k if len(r["flows"]) > 1 else ""))
+                ax.plot(t, e, ":", label="estimate" + name)
         ax.set_title("%s %s" % (r["case"], r["path"]))
         if r.get("tcp"):
             ax.plot([t for t, _ in r["tcp"]], [b / 1e6 for _, b in r["tcp"]], "C2--",
                     label="TCP (1 s)")
-        if len(r["flows"]) > 1 or r.get("tcp"):
+        if (len(r["flows"]) > 1 and not r.get("backward")) or r.get("tcp"):
             ax.plot(t, [x / (len(r["flows"]) + bool(r.get("tcp"))) for x in cap], "k:",
                     label="fair share")
         ax.set_ylabel("Mbit/s")
         ax.legend(fontsize=7)
         qa = axes[1][c]
-        qa.plot([x for x, _ in r["queue"]], [y for _, y in r["queue"]], "C3")
+        qa.plot([x for x, _ in r["queue"]], [y for _, y in r["queue"]], "C3",
+                label="forward")
+        if r.get("queue_back"):
+            qa.plot([x for x, _ in r["queue_back"]], [y for _, y in r["queue_back"]], "C4",
+                    label="backward")
+            qa.legend(fontsize=7)
         qa.set_ylabel("queue at the bottleneck (ms)")
         qa.set_xlabel("s")
         qa.set_ylim(0, 320)
@@ -465,12 +512,16 @@ def table(results):
                 if "fairness" in s and k == 0 else "-"
             if "tcp_mbit" in s:
                 fair += " (TCP %s Mbit/s)" % " / ".join(fmt(x) for x in s["tcp_mbit"])
+            # the queue and loss of the bottleneck this flow crosses
+            q = s["back"] if f.get("backward") else s
+            name = " (backward)" if f.get("backward") else " (forward)" if r.get("backward") \
+                else " (flow %d)" % k if len(r["flows"]) > 1 else ""
             lines.append("| %s | %s%s | %s | %s | %s / %s | %s / %s | %s | %s | %s | %s |" % (
-                r["case"], r["path"], " (flow %d)" % k if len(r["flows"]) > 1 else "",
+                r["case"], r["path"], name,
                 " / ".join(fmt(100 * p["utilisation"], "%.0f") for p in ph),
                 " / ".join(fmt(p["converge_s"]) for p in ph[1:]),
-                fmt(s["queue_p50_ms"]), fmt(s["queue_p95_ms"]), fmt(f["delay_p50_ms"]),
-                fmt(f["delay_p95_ms"]), fmt(s["loss_pct"], "%.2f"),
+                fmt(q["queue_p50_ms"]), fmt(q["queue_p95_ms"]), fmt(f["delay_p50_ms"]),
+                fmt(f["delay_p95_ms"]), fmt(q["loss_pct"], "%.2f"),
                 fmt(100.0 * f["frames_lost"] / max(1, f["frames"]), "%.2f"),
                 fmt(f["frozen_pct"], "%.2f"), fair))
     return "\n".join(lines)

@@ -12,8 +12,8 @@
 #        the relay with loss and a 20 ms round trip, recovery on and off,
 #        against rtpbin with rtprtxsend/rtprtxreceive; into docs/benchmarks.md
 #        scripts/bench.sh --congestion [bench/congestion.py options...]: RFC
-#        8867's cases 5.1, 5.2 and 5.6 (against TCP) on a real bottleneck with a 100 ms round
-#        trip, uvgrtpsink's congestion control against rtpgccbwe
+#        8867's cases 5.1, 5.2, 5.3 (feedback congested) and 5.6 (against
+#        TCP) on a real bottleneck with a 100 ms round trip, uvgrtpsink's congestion control against rtpgccbwe
 #        (scripts/build-rtp-rs.sh, skipped without it) and a fixed bitrate;
 #        into docs/benchmarks.md
 set -euo pipefail
