@@ -350,14 +350,17 @@ def analyse(send, recv, relay_lines, schedule, base, length, t0_us):
             i = int((int(p[1]) - t0_us) / 2e5)
             if 0 <= i < bins:
                 enc[i], est[i] = int(p[2]) * 1000, int(p[3])
-    got, delays, decoded, broken = set(), [], [], 0
+    got, delays, decoded, whole, broken = set(), [], [], [], 0
     for p in recv:
         if p[0] == "A" and p[1] != "-1":
             t = int(p[2])
             got.add(int(p[1]))
             # a picture short of a packet or more: its slices are missing
             sent = frames.get(int(p[1]))
-            broken += sent is not None and int(p[4]) < sent[1] - 64
+            short = sent is not None and int(p[4]) < sent[1] - 64
+            broken += short
+            if not short:
+                whole.append((t - t0_us) / 1e6)
             delays.append((t - int(p[3])) / 1e3)
             i = int((t - t0_us) / 2e5)
             if 0 <= i < bins:
@@ -366,11 +369,15 @@ def analyse(send, recv, relay_lines, schedule, base, length, t0_us):
             decoded.append((int(p[1]) - t0_us) / 1e6)
     base_delay = min(delays) if delays else 0
     added = [d - base_delay for d in delays]
-    # frozen: gaps over 100 ms between decoded pictures, from the first
-    frozen = sum(b - a for a, b in zip(decoded, decoded[1:]) if b - a > 0.1)
-    if decoded and decoded[-1] < length - 0.5:
-        frozen += length - decoded[-1]
-    span = length - (decoded[0] if decoded else 0)
+
+    def frozen_pct(times):
+        """Gaps over 100 ms between pictures, from the first, over the
+        run's length from then."""
+        f = sum(b - a for a, b in zip(times, times[1:]) if b - a > 0.1)
+        if times and times[-1] < length - 0.5:
+            f += length - times[-1]
+        span = length - (times[0] if times else 0)
+        return 100.0 * f / span if span > 0 else float("nan")
 
     def mean1s(series, i):
         w = series[max(0, i - 4):i + 1]
@@ -401,7 +408,13 @@ def analyse(send, recv, relay_lines, schedule, base, length, t0_us):
         "frames_broken": broken,
         "delay_p50_ms": pct(added, 0.5), "delay_p95_ms": pct(added, 0.95),
         "base_delay_ms": base_delay, "decoded": len(decoded),
-        "frozen_pct": 100.0 * frozen / span if span > 0 else float("nan"),
+        # frozen: no new whole picture for over 100 ms (a picture decoded
+        # with slices missing shows the hole, or the last picture's
+        # content there: it is no new picture); and as decoded, with
+        # broken ones counted as shown (rtph264depay passes them on,
+        # uvgrtpsrc drops them)
+        "frozen_pct": frozen_pct(sorted(whole)) if decoded else float("nan"),
+        "frozen_shown_pct": frozen_pct(decoded),
         "sink_stats": stats[:2000],
     }
 
@@ -499,10 +512,17 @@ def fmt(v, f="%.1f"):
     return "-" if v is None or v != v else f % v
 
 
+def frozen(f):
+    """Frozen time; and as decoded, when broken pictures shown make it
+    differ."""
+    a, b = f["frozen_pct"], f.get("frozen_shown_pct", f["frozen_pct"])
+    return fmt(a, "%.2f") + (" (%s shown)" % fmt(b, "%.2f") if abs(a - b) >= 0.05 else "")
+
+
 def table(results):
     lines = ["| case | path | utilisation per phase after convergence (%) | converged after each "
              "step (s) | queue p50 / p95 (ms) | picture delay over the least p50 / p95 (ms) | "
-             "loss at the bottleneck (%) | pictures lost or broken (%) | frozen (%) | fairness per phase |",
+             "loss at the bottleneck (%) | pictures lost or broken (%) | frozen (%; as decoded, broken ones shown) | fairness per phase |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         s = summary(r)
@@ -523,7 +543,7 @@ def table(results):
                 fmt(q["queue_p50_ms"]), fmt(q["queue_p95_ms"]), fmt(f["delay_p50_ms"]),
                 fmt(f["delay_p95_ms"]), fmt(q["loss_pct"], "%.2f"),
                 fmt(100.0 * f["frames_lost"] / max(1, f["frames"]), "%.2f"),
-                fmt(f["frozen_pct"], "%.2f"), fair))
+                frozen(f), fair))
     return "\n".join(lines)
 
 
