@@ -561,7 +561,12 @@ static const StatsField sink_fields[] = {
   SINK (st.ccfb_unknown, "ccfb-unknown", G_TYPE_UINT64, "reports of "
       "packets never sent or no longer remembered: ignored"),
   SINK (st.ccfb_repeated, "ccfb-repeated", G_TYPE_UINT64, "reports of "
-      "packets already reported: ignored"),
+      "packets the same receiver reported already: ignored"),
+  SINK (st.ccfb_untracked, "ccfb-untracked", G_TYPE_UINT64, "feedback "
+      "messages of receivers past the 4 told apart: ignored"),
+  SINK (st.ccfb_receivers, "ccfb-receivers", G_TYPE_UINT, "receivers whose "
+      "feedback was heard in the last 5 s: each has a controller, and the "
+      "stream goes at the least estimate"),
   SINK (cc.target_bps, "estimated-bitrate", G_TYPE_UINT64, "bits/s "
       "congestion control estimates the path carries: the encoder's target"),
   SINK (cc.pacing_bps, "cc-pacing-rate", G_TYPE_UINT64, "bits/s the pacer "
@@ -752,8 +757,11 @@ client_to_structure (const urtp_sendstream_client_t * c,
  * messages taken from receivers whose RTCP is trusted), ccfb-malformed,
  * ccfb-acked and ccfb-lost (packets of ours reported received or lost,
  * each once), ccfb-unknown (reports of packets never sent or no longer
- * remembered) and ccfb-repeated (of packets reported already), both
- * ignored; congestion control (#GstUvgRtpSink:congestion-control; 0
+ * remembered) and ccfb-repeated (of packets the same receiver reported
+ * already), both ignored, ccfb-untracked (messages of receivers past the
+ * four told apart: ignored) and ccfb-receivers (#guint: receivers heard
+ * from in the last 5 s; each has a controller, and the stream goes at the
+ * least estimate of theirs); congestion control (#GstUvgRtpSink:congestion-control; 0
  * while off or before its first feedback): estimated-bitrate (#guint64,
  * bits/s, the encoder's target), cc-pacing-rate, delivered-bitrate
  * (what the receiver got over the last 500 ms), capacity (what the

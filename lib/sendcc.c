@@ -9,15 +9,90 @@
 
 #include "urtp/hdrext.h"
 
+/* A receiver whose feedback drives a controller of its own: a fan-out's
+ * clients each have their path, and the stream goes at the least of their
+ * targets (the slowest path's). */
+typedef struct cc_peer {
+  uint32_t ssrc;                /* the feedback's sender */
+  bool used;
+  bool fed;                     /* had feedback */
+  int64_t last_us;              /* ... last at */
+  urtp_cc_t cc;
+} cc_peer_t;
+
 struct sendstream_cc {
   urtp_twcc_history_t tw;       /* by transport-wide number */
   urtp_twcc_history_t seq;      /* by our RTP sequence number (RFC 8888) */
-  bool control;                 /* the controller runs */
-  bool fed;                     /* ... and has had feedback */
-  urtp_cc_t cc;
+  bool control;                 /* the controllers run */
+  urtp_cc_config_t cfg;
+  cc_peer_t peer[URTP_SENDSTREAM_CC_RECEIVERS];
+  unsigned lead;                /* the peer that sets the rate: the least
+                                 * target of those heard from lately */
   urtp_ccfb_pkt_t pkts[URTP_TWCC_MAX_PACKETS];
   urtp_twcc_result_t res[URTP_TWCC_MAX_PACKETS];
 };
+
+/* The lead's controller. cc_lock held. */
+static urtp_cc_t *lead_cc(sendstream_cc_t *cc)
+{
+  return &cc->peer[cc->lead].cc;
+}
+
+/* The peer whose feedback comes from ssrc: its own, a free one, or the
+ * one unheard of longest once it has been quiet for
+ * URTP_SENDSTREAM_CC_IDLE (a client gone); NULL: all are taken. A new
+ * peer's controller starts at the rate the stream goes at (the path is
+ * not known; its feedback soon says). cc_lock held. */
+static cc_peer_t *peer_of(sendstream_cc_t *cc, uint32_t ssrc, int64_t now)
+{
+  cc_peer_t *idle = NULL;
+  for (unsigned i = 0; i < URTP_SENDSTREAM_CC_RECEIVERS; i++) {
+    cc_peer_t *p = &cc->peer[i];
+    if (p->used && p->ssrc == ssrc)
+      return p;
+  }
+  for (unsigned i = 0; i < URTP_SENDSTREAM_CC_RECEIVERS; i++) {
+    cc_peer_t *p = &cc->peer[i];
+    if (!p->used || !p->fed) {
+      idle = p;
+      break;
+    }
+    if (now - p->last_us >= URTP_SENDSTREAM_CC_IDLE / 1000 &&
+        (!idle || p->last_us < idle->last_us))
+      idle = p;
+  }
+  if (!idle)
+    return NULL;
+  if (idle->used && idle->fed) {
+    /* taken over: from the lead's rate */
+    urtp_cc_config_t c = cc->cfg;
+    c.start_bps = urtp_cc_target(lead_cc(cc));
+    urtp_cc_init(&idle->cc, &c);
+    idle->fed = false;
+  }
+  idle->used = true;
+  idle->ssrc = ssrc;
+  return idle;
+}
+
+/* The lead: the least target of the peers heard from within
+ * URTP_SENDSTREAM_CC_IDLE (the current one when none are). cc_lock held. */
+static void choose_lead(sendstream_cc_t *cc, int64_t now)
+{
+  unsigned lead = cc->lead;
+  uint64_t least = UINT64_MAX;
+  for (unsigned i = 0; i < URTP_SENDSTREAM_CC_RECEIVERS; i++) {
+    cc_peer_t *p = &cc->peer[i];
+    if (!p->fed || now - p->last_us >= URTP_SENDSTREAM_CC_IDLE / 1000)
+      continue;
+    uint64_t t = urtp_cc_target(&p->cc);
+    if (t < least) {
+      least = t;
+      lead = i;
+    }
+  }
+  cc->lead = lead;
+}
 
 int urtp_sendstream_set_ccfb(urtp_sendstream_t *ss, bool on)
 {
@@ -38,7 +113,9 @@ int urtp_sendstream_set_ccfb(urtp_sendstream_t *ss, bool on)
       return 0;
     if (!(cc = malloc(sizeof *cc)))
       return -ENOMEM;
-    cc->control = cc->fed = false;
+    cc->control = false;
+    memset(cc->peer, 0, sizeof cc->peer);
+    cc->lead = 0;
     urtp_twcc_history_init(&cc->tw);
     urtp_twcc_history_init(&cc->seq);
   }
@@ -60,11 +137,19 @@ int urtp_sendstream_set_congestion(urtp_sendstream_t *ss, const urtp_cc_config_t
   pthread_mutex_lock(&ss->cc_lock);
   sendstream_cc_t *cc = ss->cc;
   if (cc && cfg && cc->control) {
-    urtp_cc_set_bounds(&cc->cc, cfg->min_bps, cfg->max_bps);
+    cc->cfg.min_bps = cfg->min_bps;
+    cc->cfg.max_bps = cfg->max_bps;
+    for (unsigned i = 0; i < URTP_SENDSTREAM_CC_RECEIVERS; i++)
+      urtp_cc_set_bounds(&cc->peer[i].cc, cfg->min_bps, cfg->max_bps);
   } else if (cc && cfg) {
-    urtp_cc_init(&cc->cc, cfg);
+    /* the first controller paces from the start; the first receiver to
+     * report takes it */
+    cc->cfg = *cfg;
+    memset(cc->peer, 0, sizeof cc->peer);
+    for (unsigned i = 0; i < URTP_SENDSTREAM_CC_RECEIVERS; i++)
+      urtp_cc_init(&cc->peer[i].cc, cfg);
+    cc->lead = 0;
     cc->control = true;
-    cc->fed = false;
   } else if (cc) {
     cc->control = false;
   }
@@ -76,9 +161,9 @@ bool urtp_sendstream_congestion(urtp_sendstream_t *ss, urtp_cc_stats_t *out)
 {
   pthread_mutex_lock(&ss->cc_lock);
   sendstream_cc_t *cc = ss->cc;
-  bool on = cc && cc->control && cc->fed;
+  bool on = cc && cc->control && cc->peer[cc->lead].fed;
   if (on && out)
-    urtp_cc_stats(&cc->cc, out);
+    urtp_cc_stats(lead_cc(cc), out);
   pthread_mutex_unlock(&ss->cc_lock);
   return on;
 }
@@ -90,7 +175,7 @@ bool sendstream_cc_pacing(urtp_sendstream_t *ss, size_t bytes, bool backlog, int
   sendstream_cc_t *cc = ss->cc;
   bool on = cc && cc->control;
   if (on)
-    *rate = urtp_cc_pacing_for(&cc->cc, bytes, backlog, t / 1000);
+    *rate = urtp_cc_pacing_for(lead_cc(cc), bytes, backlog, t / 1000);
   pthread_mutex_unlock(&ss->cc_lock);
   return on;
 }
@@ -101,8 +186,8 @@ bool sendstream_cc_target(urtp_sendstream_t *ss, uint64_t *bps, int64_t *queue_u
   sendstream_cc_t *cc = ss->cc;
   bool on = cc && cc->control;
   if (on) {
-    *bps = urtp_cc_target(&cc->cc);
-    *queue_us = cc->fed ? cc->cc.st.queue_us : 0;
+    *bps = urtp_cc_target(lead_cc(cc));
+    *queue_us = cc->peer[cc->lead].fed ? lead_cc(cc)->st.queue_us : 0;
   }
   pthread_mutex_unlock(&ss->cc_lock);
   return on;
@@ -183,6 +268,11 @@ void sendstream_cc_feedback(urtp_sendstream_t *ss, const urtp_rtcp_pkt_t *p)
     return;
   }
   int r;
+  int64_t now = now_ns() / 1000;
+  /* whose: the RTPFB's sender (RTCP that reaches here is trusted) */
+  uint32_t from = len >= 8 ? urtp_rd32(raw + 4) : 0;
+  cc_peer_t *peer = cc->control ? peer_of(cc, from, now) : &cc->peer[0];
+  unsigned rcv = peer ? (unsigned)(peer - cc->peer) : URTP_SENDSTREAM_CC_RECEIVERS;
   urtp_twcc_history_t *h = &cc->tw;
   uint64_t unknown0, repeated0;
   if (fmt == URTP_CCFB_FMT_TWCC) {
@@ -202,8 +292,8 @@ void sendstream_cc_feedback(urtp_sendstream_t *ss, const urtp_rtcp_pkt_t *p)
   }
   unknown0 = h->unknown;
   repeated0 = h->repeated;
-  if (r == 0)
-    m = urtp_twcc_history_match(h, cc->pkts, n, cc->res, URTP_TWCC_MAX_PACKETS);
+  if (r == 0 && peer)
+    m = urtp_twcc_history_match_for(h, rcv, cc->pkts, n, cc->res, URTP_TWCC_MAX_PACKETS);
   uint64_t acked = 0, lost = 0;
   for (size_t i = 0; i < m; i++) {
     acked += cc->res[i].received;
@@ -213,16 +303,24 @@ void sendstream_cc_feedback(urtp_sendstream_t *ss, const urtp_rtcp_pkt_t *p)
    * packets carry them (they number retransmissions too), else RFC 8888 */
   bool tw = atomic_load(&ss->tw_id) != 0;
   if (cc->control && m && (fmt == URTP_CCFB_FMT_TWCC) == tw) {
-    urtp_cc_feedback(&cc->cc, cc->res, m, now_ns() / 1000);
-    cc->fed = true;
+    urtp_cc_feedback(&peer->cc, cc->res, m, now);
+    peer->fed = true;
+    peer->last_us = now;
+    choose_lead(cc, now);
   }
   uint64_t unknown = h->unknown - unknown0, repeated = h->repeated - repeated0;
+  unsigned receivers = 0;
+  for (unsigned i = 0; i < URTP_SENDSTREAM_CC_RECEIVERS; i++)
+    receivers += cc->peer[i].fed && now - cc->peer[i].last_us < URTP_SENDSTREAM_CC_IDLE / 1000;
   pthread_mutex_unlock(&ss->cc_lock);
 
   pthread_mutex_lock(&ss->stats_lock);
   if (r < 0) {
     ss->st.ccfb_malformed++;
+  } else if (!peer) {
+    ss->st.ccfb_untracked++;
   } else {
+    ss->st.ccfb_receivers = receivers;
     ss->st.ccfb_received += fmt == URTP_CCFB_FMT_TWCC;
     ss->st.rfc8888_received += fmt == URTP_CCFB_FMT_RFC8888;
     ss->st.ccfb_acked += acked;

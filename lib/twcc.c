@@ -160,13 +160,21 @@ void urtp_twcc_history_add(urtp_twcc_history_t *h, uint16_t seq, int64_t send_us
   if (ext > h->highest)
     h->highest = ext;
   urtp_twcc_sent_slot_t *s = &h->slot[ext & MASK];
-  *s = (urtp_twcc_sent_slot_t){ ext, send_us, size, (uint16_t)flags, false };
+  *s = (urtp_twcc_sent_slot_t){ ext, send_us, size, (uint16_t)flags, 0 };
 }
 
 size_t urtp_twcc_history_match(urtp_twcc_history_t *h, const urtp_ccfb_pkt_t *fb, size_t n,
                                urtp_twcc_result_t *out, size_t max)
 {
+  return urtp_twcc_history_match_for(h, 0, fb, n, out, max);
+}
+
+size_t urtp_twcc_history_match_for(urtp_twcc_history_t *h, unsigned rcv,
+                                   const urtp_ccfb_pkt_t *fb, size_t n, urtp_twcc_result_t *out,
+                                   size_t max)
+{
   size_t m = 0;
+  uint8_t bit = (uint8_t)(1u << (rcv % URTP_TWCC_RECEIVERS));
   for (size_t i = 0; i < n && m < max; i++) {
     if (h->highest < 0) {
       h->unknown++;
@@ -178,11 +186,11 @@ size_t urtp_twcc_history_match(urtp_twcc_history_t *h, const urtp_ccfb_pkt_t *fb
       h->unknown++;             /* never sent, or forgotten */
       continue;
     }
-    if (s->reported) {
+    if (s->reported & bit) {
       h->repeated++;
       continue;
     }
-    s->reported = true;
+    s->reported |= bit;
     out[m++] = (urtp_twcc_result_t){ ext, s->send_us,
                                      fb[i].received ? fb[i].arrival_us : INT64_MIN, s->size,
                                      s->flags, fb[i].received };

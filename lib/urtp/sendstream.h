@@ -300,10 +300,15 @@ typedef struct urtp_sendstream_stats {
    * receivers: transport-wide (FMT 15) and RFC 8888 (FMT 11) messages
    * taken, and refused as malformed; the packets of ours they reported
    * received and lost (each once); their reports of numbers we never sent
-   * or no longer remember, and of packets already reported */
+   * or no longer remember, and of packets already reported (by the same
+   * receiver); messages of receivers past the URTP_SENDSTREAM_CC_RECEIVERS
+   * tracked, ignored; and the receivers whose feedback was heard within
+   * URTP_SENDSTREAM_CC_IDLE (each drives a controller of its own) */
   uint64_t ccfb_received, rfc8888_received, ccfb_malformed;
   uint64_t ccfb_acked, ccfb_lost;
   uint64_t ccfb_unknown, ccfb_repeated;
+  uint64_t ccfb_untracked;
+  unsigned ccfb_receivers;
 } urtp_sendstream_stats_t;
 
 /* Creates a stream sending on sock (opened with a remote; it must outlive
@@ -416,10 +421,15 @@ int urtp_sendstream_set_twcc(urtp_sendstream_t *ss, unsigned id);
 /* Bursts of the pacer under congestion control (bytes), at most: a
  * millisecond's worth of the rate, at least a packet. */
 #define URTP_SENDSTREAM_CC_BURST 6000
+/* Receivers (feedback senders) told apart under congestion control, each
+ * with a controller of its own; one silent this long (ns) gives its place
+ * to a new one and no longer counts. */
+#define URTP_SENDSTREAM_CC_RECEIVERS 4
+#define URTP_SENDSTREAM_CC_IDLE 5000000000ll
 
 /* Congestion control feedback: with on, every packet that leaves from now
  * on is remembered (the last URTP_TWCC_WINDOW, by transport-wide number
- * when it has one, and by sequence number; 400 KiB taken once), and the
+ * when it has one, and by sequence number; 460 KiB taken once), and the
  * transport-wide (RTPFB FMT 15) and RFC 8888 (FMT 11) feedback of
  * receivers whose RTCP is taken (the trust rules above) is matched against
  * it: each packet of ours is taken from feedback once; what we never
@@ -427,9 +437,12 @@ int urtp_sendstream_set_twcc(urtp_sendstream_t *ss, unsigned id);
  * (stats). Returns 0 or -ENOMEM. Any thread. */
 int urtp_sendstream_set_ccfb(urtp_sendstream_t *ss, bool on);
 /* Congestion control (cc.h) on the feedback above: with cfg (min, max and
- * start bitrate; 0: cc.h's defaults) the controller runs on every
+ * start bitrate; 0: cc.h's defaults) a controller runs on every
  * feedback (transport-wide when the packets carry the numbers, else RFC
- * 8888), and the pacer sends each flush at the rate it says for it (bursts
+ * 8888), one per receiver (the feedback's sender SSRC; up to
+ * URTP_SENDSTREAM_CC_RECEIVERS, a fan-out's clients), and the stream goes
+ * at the least target of those heard from within URTP_SENDSTREAM_CC_IDLE:
+ * the slowest path's. The pacer sends each flush at the rate it says for it (bursts
  * of a millisecond's worth, up to URTP_SENDSTREAM_CC_BURST bytes, so that
  * frames go out as paced trains); the caller gives the encoder
  * urtp_cc_stats_t.target_bps. Called
@@ -437,8 +450,8 @@ int urtp_sendstream_set_ccfb(urtp_sendstream_t *ss, bool on);
  * pacer back to urtp_sendstream_set_pacing's). Turns the feedback on.
  * Returns 0 or -ENOMEM. Any thread. */
 int urtp_sendstream_set_congestion(urtp_sendstream_t *ss, const urtp_cc_config_t *cfg);
-/* The controller's state (false while it is off or has had no feedback
- * yet; out may be NULL). Any thread. */
+/* The state of the controller the stream goes by (false while it is off
+ * or has had no feedback yet; out may be NULL). Any thread. */
 bool urtp_sendstream_congestion(urtp_sendstream_t *ss, urtp_cc_stats_t *out);
 /* The contributing sources (RFC 3550 CSRC list: the sources a mixer's
  * output came from) the packets of the next pushes list; n 0: none, at

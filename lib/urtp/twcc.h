@@ -86,8 +86,11 @@ typedef struct urtp_twcc_sent_slot {
   int64_t send_us;
   uint32_t size;              /* bytes on the wire (UDP payload) */
   uint16_t flags;
-  bool reported;
+  uint8_t reported;           /* a bit per receiver that reported it */
 } urtp_twcc_sent_slot_t;
+
+/* Receivers whose reports a history tells apart (urtp_twcc_history_match_for). */
+#define URTP_TWCC_RECEIVERS 8
 
 typedef struct urtp_twcc_history {
   urtp_twcc_sent_slot_t slot[URTP_TWCC_WINDOW];
@@ -118,5 +121,11 @@ void urtp_twcc_history_add(urtp_twcc_history_t *h, uint16_t seq, int64_t send_us
  * report of yet, into out[0 .. return value), in the feedback's order. */
 size_t urtp_twcc_history_match(urtp_twcc_history_t *h, const urtp_ccfb_pkt_t *fb, size_t n,
                                urtp_twcc_result_t *out, size_t max);
+/* The same for receiver number rcv (0 .. URTP_TWCC_RECEIVERS - 1): each
+ * packet is taken once from each receiver's feedback (several receivers
+ * of the same packets, a fan-out's, each report them). */
+size_t urtp_twcc_history_match_for(urtp_twcc_history_t *h, unsigned rcv,
+                                   const urtp_ccfb_pkt_t *fb, size_t n, urtp_twcc_result_t *out,
+                                   size_t max);
 
 #endif

@@ -7,7 +7,9 @@
  * (so a NACK and its answer take 20 ms). Every access unit must arrive
  * whole and byte for byte, and the counters of both ends and of the relay
  * must add up exactly. Then a NACK storm against a sender: what it
- * retransmits stays within its budget.
+ * retransmits stays within its budget. Then congestion control with two
+ * receivers (a fan-out's clients), one behind loss: the stream follows
+ * the one whose path is worse.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -103,6 +105,7 @@ typedef struct receiver {
   int frames, intact;
   bool seen[NAU];
   bool in_order;
+  bool quiet;                   /* frames not checked (a lossy path's) */
   uint32_t last_ts;
 } receiver_t;
 
@@ -114,7 +117,7 @@ static void take_frames(receiver_t *rc)
     if (i >= 0 && i < NAU && f.au.len == aus[i].len &&
         memcmp(f.au.data, aus[i].data, f.au.len) == 0 && !(f.flags & URTP_AU_DAMAGED))
       rc->intact++;
-    else
+    else if (!rc->quiet)
       printf("# frame ts %u (%d): %zu bytes, flags 0x%x, not the access unit sent\n",
              f.au.rtp_ts, i, f.au.len, f.flags);
     if (i >= 0 && i < NAU)
@@ -147,7 +150,8 @@ static void *receiver_main(void *arg)
   return NULL;
 }
 
-static int receiver_start(receiver_t *rc, const urtp_srtp_config_t *srtp)
+/* twcc_id: congestion control feedback on that element (0: none). */
+static int receiver_start(receiver_t *rc, const urtp_srtp_config_t *srtp, unsigned twcc_id)
 {
   memset(rc, 0, sizeof *rc);
   rc->in_order = true;
@@ -165,6 +169,8 @@ static int receiver_start(receiver_t *rc, const urtp_srtp_config_t *srtp)
     .srtp = srtp, .nack = true, .rtx = true, .rtx_pt = RTX_PT,
   };
   if ((r = urtp_recvstream_new(&cfg, &rc->rs)) < 0)
+    return r;
+  if (twcc_id && (r = urtp_recvstream_set_ccfb(rc->rs, twcc_id, false, 0)) < 0)
     return r;
   return pthread_create(&rc->thread, NULL, receiver_main, rc) ? -EAGAIN : 0;
 }
@@ -198,7 +204,7 @@ static void run(double loss, uint64_t seed, bool srtp)
   urtp_srtp_config_t out = in;
   out.dir = URTP_SRTP_OUTBOUND;
   static receiver_t rc;
-  REQUIRE(receiver_start(&rc, srtp ? &in : NULL) == 0);
+  REQUIRE(receiver_start(&rc, srtp ? &in : NULL, 0) == 0);
 
   static relay_t media, rtcp;
   relay_config_t mc = { .seed = seed, .drop = loss, .delay_ms = 10, .skip_first = 100,
@@ -399,6 +405,104 @@ static void nack_storm(uint64_t cc_bps)
 static void test_nack_storm(void) { nack_storm(0); }
 static void test_nack_storm_cc(void) { nack_storm(10000000); }
 
+/* ---- congestion control, two receivers ------------------------------------ */
+
+static struct sockaddr_storage loopback(uint16_t port)
+{
+  struct sockaddr_storage a = { 0 };
+  struct sockaddr_in *in = (struct sockaddr_in *)&a;
+  in->sin_family = AF_INET;
+  in->sin_port = htons(port);
+  in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+
+/* One stream to two clients with transport-wide feedback: A direct, B
+ * through the relay dropping 20 %. Each receiver's feedback drives a
+ * controller of its own (B's losses are its own, not repeats of what A
+ * reported received first), and the stream goes at the lower target:
+ * B's, cut on its loss, while A's path is clean. */
+static void test_cc_two_receivers(void)
+{
+  enum { TWCC_ID = 3 };
+  const uint64_t start = 4000000;
+  make_aus(21);
+  static receiver_t a, b;
+  REQUIRE(receiver_start(&a, NULL, TWCC_ID) == 0);
+  REQUIRE(receiver_start(&b, NULL, TWCC_ID) == 0);
+  b.quiet = true;               /* its pictures lose packets */
+  static relay_t lossy;
+  relay_config_t lc = { .seed = 21, .drop = 0.2, .delay_ms = 10, .skip_first = 20,
+                        .to_port = (uint16_t)urtp_sock_local_port(&b.sock) };
+  REQUIRE(relay_start(&lossy, &lc) == 0);
+
+  urtp_sock_t tx;
+  urtp_sock_config_t tc = { .remote_addr = "127.0.0.1",
+                            .remote_port = (uint16_t)urtp_sock_local_port(&a.sock) };
+  REQUIRE(urtp_sock_open(&tx, &tc) == 0);
+  urtp_sendstream_format_t fmt = { .codec = URTP_CODEC_H265, .pt = PT, .mtu = 1200 };
+  urtp_sendstream_config_t cfg = { .ssrc = SSRC, .format = &fmt, .release = on_release };
+  urtp_sendstream_t *ss;
+  REQUIRE(urtp_sendstream_new(&ss, &tx, &cfg) == 0);
+  struct sockaddr_storage a_rtp = loopback((uint16_t)urtp_sock_local_port(&a.sock)),
+                          a_rtcp = loopback((uint16_t)urtp_sock_local_port(&a.io.sock)),
+                          b_rtp = loopback(lossy.port),
+                          b_rtcp = loopback((uint16_t)urtp_sock_local_port(&b.io.sock));
+  REQUIRE(urtp_sendstream_add_client(ss, &a_rtp, &a_rtcp) == 1);
+  REQUIRE(urtp_sendstream_add_client(ss, &b_rtp, &b_rtcp) == 1);
+  REQUIRE(urtp_sendstream_set_twcc(ss, TWCC_ID) == 0);
+  urtp_cc_config_t ccc = { .min_bps = 100000, .max_bps = 20000000, .start_bps = start };
+  REQUIRE(urtp_sendstream_set_congestion(ss, &ccc) == 0);
+  urtp_rtcpio_t sio;
+  urtp_rtcpio_config_t sic = { .bind_addr = "127.0.0.1", .min_interval = 100 * MS,
+                               .we_send = true };
+  REQUIRE(urtp_rtcpio_open(&sio, &sic, mono()) == 0);
+  REQUIRE(urtp_sendstream_rtcp_start(ss, &sio, clock_fn, NULL, NULL) == 0);
+
+  /* 3 s of 30 pictures a second (the pacer holds each to the target) */
+  uint64_t t0 = mono();
+  for (int i = 0; i < NAU && mono() - t0 < 3000 * MS; i++) {
+    CHECK(urtp_sendstream_push(ss, aus[i].data, aus[i].len, (uint32_t)i * 3000, -1, 0,
+                               &aus[i]) > 0);
+    CHECK_EQ(urtp_sendstream_flush(ss), 0);
+    uint64_t next = t0 + (uint64_t)(i + 1) * 33 * MS, now = mono();
+    if (next > now)
+      usleep((useconds_t)((next - now) / 1000));
+  }
+  urtp_cc_stats_t cs;
+  bool on = urtp_sendstream_congestion(ss, &cs);
+  urtp_sendstream_stats_t s;
+  urtp_sendstream_get_stats(ss, &s);
+  urtp_sendstream_rtcp_stop(ss, false);
+  receiver_stop(&a);
+  receiver_stop(&b);
+  relay_stop(&lossy);
+  printf("# two receivers: relay dropped %" PRIu64 " of %" PRIu64 "; feedback %" PRIu64
+         " messages from %u receivers, acked %" PRIu64 " lost %" PRIu64 " repeated %" PRIu64
+         " unknown %" PRIu64 " untracked %" PRIu64 "; target %" PRIu64 " bit/s (loss cuts %"
+         PRIu64 ")\n", lossy.stats.dropped, lossy.stats.received, s.ccfb_received,
+         s.ccfb_receivers, s.ccfb_acked, s.ccfb_lost, s.ccfb_repeated, s.ccfb_unknown,
+         s.ccfb_untracked, cs.target_bps, cs.loss_cuts);
+  CHECK(on);
+  CHECK_EQ(s.ccfb_receivers, 2);
+  CHECK_EQ(s.ccfb_untracked, 0);
+  /* each receiver's reports are its own: B's losses count, none is a
+   * repeat of A's */
+  CHECK_EQ(s.ccfb_repeated, 0);
+  CHECK(s.ccfb_lost > 0);
+  CHECK(s.ccfb_lost <= lossy.stats.dropped);
+  /* the stream goes at B's target: cut on its 20 % loss */
+  CHECK(cs.loss_cuts > 0);
+  CHECK(cs.target_bps < start / 2);
+  urtp_sendstream_free(ss);
+  urtp_rtcpio_close(&sio);
+  urtp_sock_close(&tx);
+  receiver_free(&a);
+  receiver_free(&b);
+  relay_free(&lossy);
+  free_aus();
+}
+
 int main(void)
 {
   TAP_RUN(test_loss_1);
@@ -406,5 +510,6 @@ int main(void)
   TAP_RUN(test_loss_5_srtp);
   TAP_RUN(test_nack_storm);
   TAP_RUN(test_nack_storm_cc);
+  TAP_RUN(test_cc_two_receivers);
   return tap_done();
 }
