@@ -63,8 +63,10 @@ static cc_peer_t *peer_of(sendstream_cc_t *cc, uint32_t ssrc, int64_t now)
   }
   if (!idle)
     return NULL;
-  if (idle->used && idle->fed) {
-    /* taken over: from the lead's rate */
+  /* taken over, or a second receiver: from the rate the stream goes at
+   * (the first keeps the controller that paced before any feedback) */
+  cc_peer_t *lead = &cc->peer[cc->lead];
+  if ((idle->used && idle->fed) || (lead->fed && idle != lead)) {
     urtp_cc_config_t c = cc->cfg;
     c.start_bps = urtp_cc_target(lead_cc(cc));
     urtp_cc_init(&idle->cc, &c);
