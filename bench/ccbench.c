@@ -460,6 +460,17 @@ static int cmd_send(const opts_t *o)
     return 1;
   }
   gboolean ok = run(pipe, o->seconds, send_tick, &s);
+  /* the end: what was encoded goes out (the pacer may hold the last
+   * picture; torn down at once, it counted as lost) */
+  if (ok) {
+    GstBus *bus = gst_element_get_bus(pipe);
+    gst_element_send_event(pipe, gst_event_new_eos());
+    GstMessage *m = gst_bus_timed_pop_filtered(bus, 3 * GST_SECOND,
+                                               GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+    if (m)
+      gst_message_unref(m);
+    gst_object_unref(bus);
+  }
   log_stats(pipe, gcc ? "rb" : "s");
   gst_element_set_state(pipe, GST_STATE_NULL);
   gst_object_unref(s.enc);

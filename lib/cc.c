@@ -12,6 +12,10 @@
 #define DELIVERED_MIN_SPAN_US 200000
 #define RECENT_WINDOW_US 150000
 #define RECENT_MIN_SPAN_US 80000
+#define QUEUED_US 10000           /* a packet that queued this long ... */
+#define QUEUED_MIN 6              /* ... and this many of them ... */
+#define QUEUED_MIN_SPAN_US 10000  /* ... over this long time the link */
+#define SERVED_DROP 0.7           /* ... cuts go from it below this x the mean */
 #define TRAIN_WINDOW_US 1000000
 #define LOSS_WINDOW 20
 #define TREND_GAIN 4.0
@@ -123,9 +127,9 @@ uint64_t urtp_cc_pacing_for(urtp_cc_t *cc, size_t bytes, bool backlog, int64_t n
 
 /* --- what arrived ---------------------------------------------------------- */
 
-static void delivered_add(urtp_cc_t *cc, int64_t arrival, uint32_t bytes)
+static void delivered_add(urtp_cc_t *cc, int64_t arrival, int64_t owd, uint32_t bytes)
 {
-  cc->ack[cc->ack_head] = (urtp_cc_ack_t){ arrival, bytes };
+  cc->ack[cc->ack_head] = (urtp_cc_ack_t){ arrival, owd, bytes };
   cc->ack_head = (cc->ack_head + 1) % URTP_CC_ACK_RING;
   if (cc->ack_n < URTP_CC_ACK_RING)
     cc->ack_n++;
@@ -207,6 +211,53 @@ static int64_t base_min(const urtp_cc_t *cc)
     if (cc->base[i] < m)
       m = cc->base[i];
   return m;
+}
+
+/* What the bottleneck served while a queue stood: over the arrivals of
+ * the last RECENT_WINDOW_US, those that had queued QUEUED_US or more (the
+ * link was busy for that long up to each), the bytes after the first over
+ * their span; 0 when there are too few, or when two came further apart
+ * than QUEUED_US (the link may have idled between them: a flow at its
+ * encoder's floor, one small picture every 33 ms behind another flow's
+ * queue, read as its own rate) or than 4 x their mean (it served another
+ * flow between them: what they show is then our share, which frame
+ * bursts make swing). After a drop in capacity this is the new rate at
+ * once, where the recent mean still mixes in arrivals from before. */
+static double delivered_queued(const urtp_cc_t *cc)
+{
+  int64_t base = base_min(cc);
+  if (!cc->ack_n || base == INT64_MAX)
+    return 0;
+  int64_t newest = INT64_MIN;
+  for (size_t i = 0; i < cc->ack_n; i++) {
+    int64_t a = cc->ack[(cc->ack_head + URTP_CC_ACK_RING - 1 - i) % URTP_CC_ACK_RING].arrival;
+    if (a > newest)
+      newest = a;
+  }
+  int64_t first = INT64_MAX, last = INT64_MIN, prev = INT64_MIN, gap = 0;
+  uint64_t bytes = 0, first_bytes = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < cc->ack_n; i++) {
+    const urtp_cc_ack_t *e = &cc->ack[(cc->ack_head + URTP_CC_ACK_RING - 1 - i) %
+                                           URTP_CC_ACK_RING];
+    if (e->arrival < newest - RECENT_WINDOW_US || e->owd - base < QUEUED_US)
+      continue;
+    n++;
+    bytes += e->bytes;
+    if (prev != INT64_MIN && llabs(prev - e->arrival) > gap)
+      gap = llabs(prev - e->arrival);
+    prev = e->arrival;
+    if (e->arrival < first) {
+      first = e->arrival;
+      first_bytes = e->bytes;
+    }
+    if (e->arrival > last)
+      last = e->arrival;
+  }
+  if (n < QUEUED_MIN || last - first < QUEUED_MIN_SPAN_US || gap > QUEUED_US ||
+      gap * (int64_t)(n - 1) > 4 * (last - first))
+    return 0;
+  return (double)(bytes - first_bytes) * 8e6 / (double)(last - first);
 }
 
 /* --- what the path has carried ---------------------------------------------- */
@@ -524,12 +575,16 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
     cc->win_lost = cc->win_total = 0;
   }
 
+  /* while a queue stands, the link's rate now: cuts go from it when it
+   * fell well below the mean (a step down; sharing the link, what it
+   * shows swings with the frames) */
+  double served = delivered_queued(cc);
   if (cc->usage == URTP_CC_OVERUSE) {
     if (may_cut) {
+      double rate = served > 0 && served < SERVED_DROP * delivered ? served : delivered;
       if (!short_of)
-        capacity_seen(cc, delivered);
-      cut(cc, BETA * (delivered > 0 && !short_of ? delivered : cc->target), now,
-          &cc->st.overuses);
+        capacity_seen(cc, rate);
+      cut(cc, BETA * (rate > 0 && !short_of ? rate : cc->target), now, &cc->st.overuses);
     }
   } else if (queue_known && queue > URTP_CC_QUEUE_TARGET) {
     /* and only once packets sent since the last cut met it too: the
@@ -542,6 +597,8 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
        * makes it the bottleneck's rate now) */
       double f = QUEUE_BETA - (double)queue / QUEUE_DRAIN_US, recent = delivered_recent(cc);
       double rate = recent > 0 && recent < delivered ? recent : delivered;
+      if (served > 0 && served < SERVED_DROP * rate)
+        rate = served;
       if (short_of)
         rate = cc->target;
       else
@@ -649,8 +706,8 @@ void urtp_cc_feedback(urtp_cc_t *cc, const urtp_twcc_result_t *r, size_t n, int6
       continue;
     }
     int64_t send = r[i].send_us, arr = r[i].arrival_us;
-    delivered_add(cc, arr, r[i].size);
     int64_t owd = arr - send;
+    delivered_add(cc, arr, owd, r[i].size);
     base_add(cc, send, owd);
     if (owd < least_owd)
       least_owd = owd;

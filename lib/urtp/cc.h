@@ -21,7 +21,9 @@
  *    delivered: one-way delays include it) the target stops growing; past
  *    URTP_CC_QUEUE_TARGET it drops below the delivered rate (of the last
  *    150 ms when less: the bottleneck's now) by enough to drain the queue
- *    in 300 ms, once per response time and once packets sent since the
+ *    in 300 ms; both cuts go from the rate our packets that queued 10 ms
+ *    or more arrived at, back to back, when that is under 0.7 x (a step
+ *    down: the link's new rate, before the means show it), once per response time and once packets sent since the
  *    last cut met the queue too: a standing queue that a flat trend hides
  *    (a long drop-tail buffer filling slowly) does not stay.
  *  - The capacity, probed with the media itself: the pacer sends each
@@ -122,6 +124,7 @@ typedef struct urtp_cc_group {
 
 typedef struct urtp_cc_ack {
   int64_t arrival;
+  int64_t owd;              /* one-way delay (arrival - send) */
   uint32_t bytes;
 } urtp_cc_ack_t;
 
