@@ -477,6 +477,66 @@ static void test_hostile_feedback(void)
   CHECK(urtp_cc_target(&cc) > before || before == cfg.max_bps);
 }
 
+/* A step down from 25 to 6 Mbit/s under a stream at 24: frames of 84
+ * packets of 1200 bytes every 33 ms, each paced at 31 Mbit/s, 50 ms each
+ * way, feedback at each frame's end of what had arrived. The first cut
+ * must go below the new link's rate, which the half-second mean does not
+ * show yet (cut from it: 15 Mbit/s). Here the 150 ms mean is clean of
+ * the arrivals before the step by the time of the cut; in the benchmark
+ * it was not (it read 8.1 Mbit/s), and the queued packets' rate is what
+ * took the cut below the link there (docs/congestion.md). */
+#define LINK_AFTER 6000000.0
+static void test_step_down_cut(void)
+{
+  urtp_cc_config_t cfg = { .min_bps = 100000, .max_bps = 50000000, .start_bps = 24000000 };
+  urtp_cc_init(&cc, &cfg);
+  enum { PER_FRAME = 84, FRAMES = 90, N = PER_FRAME * FRAMES };
+  static urtp_twcc_result_t sent[N];
+  const int64_t frame_us = 33333, gap = 310, step = 2000000 + 5000, owd = 50000;
+  int64_t free_at = 0;
+  for (int i = 0; i < N; i++) {
+    int64_t t = 1000 + (int64_t)(i / PER_FRAME) * frame_us + (int64_t)(i % PER_FRAME) * gap;
+    /* the link: 25 Mbit/s before the step, 6 after; a packet leaves once
+     * the ones before it have */
+    double bps = t < step ? 25e6 : LINK_AFTER;
+    int64_t start = t > free_at ? t : free_at;
+    free_at = start + (int64_t)(MTU * 8 * 1e6 / bps);
+    sent[i] = (urtp_twcc_result_t){ .ext = i, .send_us = t, .arrival_us = free_at + owd,
+                                    .size = MTU, .received = true };
+  }
+  /* feedback once a frame's last packet is in (or 50 ms on), 50 ms later
+   * at the sender; until the first cut after the step */
+  int next = 0;
+  uint64_t cuts0 = 0, target = 0;
+  int64_t last_fb = 0;
+  for (int64_t now = 1000; next < N; now += 1000) {
+    int64_t at = now - owd;
+    int n = 0;
+    bool marker = false;
+    while (next + n < N && sent[next + n].arrival_us <= at) {
+      marker = (next + n) % PER_FRAME == PER_FRAME - 1;
+      n++;
+    }
+    if (!n || (!marker && at - last_fb < 50000))
+      continue;
+    urtp_cc_feedback(&cc, sent + next, (size_t)n, now);
+    next += n;
+    last_fb = at;
+    uint64_t cuts = cc.st.overuses + cc.st.queue_cuts + cc.st.loss_cuts;
+    if (now < step)
+      cuts0 = cuts;
+    else if (cuts > cuts0) {
+      target = urtp_cc_target(&cc);
+      tap_diag("first cut after the step, %.0f ms after it: to %.2f Mbit/s (queue %.1f ms)",
+               (double)(now - step) / 1e3, (double)target / 1e6, (double)cc.st.queue_us / 1e3);
+      break;
+    }
+  }
+  CHECK(target > 0);
+  CHECK(target < LINK_AFTER);
+  CHECK(target > LINK_AFTER / 2);
+}
+
 int main(void)
 {
   TAP_RUN(test_variable_capacity);
@@ -484,5 +544,6 @@ int main(void)
   TAP_RUN(test_two_flows);
   TAP_RUN(test_encoder_floor);
   TAP_RUN(test_hostile_feedback);
+  TAP_RUN(test_step_down_cut);
   return tap_done();
 }
