@@ -271,10 +271,6 @@ void sendstream_cc_feedback(urtp_sendstream_t *ss, const urtp_rtcp_pkt_t *p)
   }
   int r;
   int64_t now = now_ns() / 1000;
-  /* whose: the RTPFB's sender (RTCP that reaches here is trusted) */
-  uint32_t from = len >= 8 ? urtp_rd32(raw + 4) : 0;
-  cc_peer_t *peer = cc->control ? peer_of(cc, from, now) : &cc->peer[0];
-  unsigned rcv = peer ? (unsigned)(peer - cc->peer) : URTP_SENDSTREAM_CC_RECEIVERS;
   urtp_twcc_history_t *h = &cc->tw;
   uint64_t unknown0, repeated0;
   if (fmt == URTP_CCFB_FMT_TWCC) {
@@ -294,6 +290,12 @@ void sendstream_cc_feedback(urtp_sendstream_t *ss, const urtp_rtcp_pkt_t *p)
   }
   unknown0 = h->unknown;
   repeated0 = h->repeated;
+  /* whose, once it parsed: the RTPFB's sender (RTCP that reaches here is
+   * trusted) */
+  cc_peer_t *peer = &cc->peer[0];
+  if (r == 0 && cc->control)
+    peer = peer_of(cc, urtp_rd32(raw + 4), now);
+  unsigned rcv = peer ? (unsigned)(peer - cc->peer) : 0;
   if (r == 0 && peer)
     m = urtp_twcc_history_match_for(h, rcv, cc->pkts, n, cc->res, URTP_TWCC_MAX_PACKETS);
   uint64_t acked = 0, lost = 0;
