@@ -195,6 +195,17 @@ bool sendstream_cc_target(urtp_sendstream_t *ss, uint64_t *bps, int64_t *queue_u
   return on;
 }
 
+unsigned sendstream_cc_receivers(urtp_sendstream_t *ss, int64_t now)
+{
+  unsigned n = 0;
+  pthread_mutex_lock(&ss->cc_lock);
+  sendstream_cc_t *cc = ss->cc;
+  for (unsigned i = 0; cc && cc->control && i < URTP_SENDSTREAM_CC_RECEIVERS; i++)
+    n += cc->peer[i].fed && now - cc->peer[i].last_us < URTP_SENDSTREAM_CC_IDLE / 1000;
+  pthread_mutex_unlock(&ss->cc_lock);
+  return n;
+}
+
 void sendstream_cc_free(urtp_sendstream_t *ss)
 {
   free(ss->cc);
@@ -313,9 +324,6 @@ void sendstream_cc_feedback(urtp_sendstream_t *ss, const urtp_rtcp_pkt_t *p)
     choose_lead(cc, now);
   }
   uint64_t unknown = h->unknown - unknown0, repeated = h->repeated - repeated0;
-  unsigned receivers = 0;
-  for (unsigned i = 0; i < URTP_SENDSTREAM_CC_RECEIVERS; i++)
-    receivers += cc->peer[i].fed && now - cc->peer[i].last_us < URTP_SENDSTREAM_CC_IDLE / 1000;
   pthread_mutex_unlock(&ss->cc_lock);
 
   pthread_mutex_lock(&ss->stats_lock);
@@ -324,7 +332,6 @@ void sendstream_cc_feedback(urtp_sendstream_t *ss, const urtp_rtcp_pkt_t *p)
   } else if (!peer) {
     ss->st.ccfb_untracked++;
   } else {
-    ss->st.ccfb_receivers = receivers;
     ss->st.ccfb_received += fmt == URTP_CCFB_FMT_TWCC;
     ss->st.rfc8888_received += fmt == URTP_CCFB_FMT_RFC8888;
     ss->st.ccfb_acked += acked;

@@ -1094,6 +1094,7 @@ void urtp_sendstream_get_stats(urtp_sendstream_t *ss, urtp_sendstream_stats_t *o
   pthread_mutex_lock(&ss->clients_lock);
   out->nclients = (unsigned)ss->nclients;
   pthread_mutex_unlock(&ss->clients_lock);
+  out->ccfb_receivers = sendstream_cc_receivers(ss, now_ns() / 1000);
   out->pacing_rate = __atomic_load_n(&ss->pacer.rate, __ATOMIC_RELAXED) * 8;
   out->pacing_waits = ps.waits;
   out->pacing_waited_ns = ps.waited_ns;

@@ -265,6 +265,9 @@ bool sendstream_cc_pacing(urtp_sendstream_t *ss, size_t bytes, bool backlog, int
  * the start bitrate, which the encoder is asked for too), and the queue
  * it sees on the path (us). */
 bool sendstream_cc_target(urtp_sendstream_t *ss, uint64_t *bps, int64_t *queue_us);
+/* Receivers whose feedback drove a controller within URTP_SENDSTREAM_CC_IDLE
+ * of now (us). */
+unsigned sendstream_cc_receivers(urtp_sendstream_t *ss, int64_t now);
 /* With agreed keys (key_sync or zrtp): brings ctx, an SRTCP context (dir)
  * or the RTX one (OUTBOUND, ssrc the RTX SSRC), in line with them; false
  * while there are none (sendstream.c). */

@@ -303,7 +303,8 @@ typedef struct urtp_sendstream_stats {
    * or no longer remember, and of packets already reported (by the same
    * receiver); messages of receivers past the URTP_SENDSTREAM_CC_RECEIVERS
    * tracked, ignored; and the receivers whose feedback was heard within
-   * URTP_SENDSTREAM_CC_IDLE (each drives a controller of its own) */
+   * URTP_SENDSTREAM_CC_IDLE of this call (each drives a controller of its
+   * own) */
   uint64_t ccfb_received, rfc8888_received, ccfb_malformed;
   uint64_t ccfb_acked, ccfb_lost;
   uint64_t ccfb_unknown, ccfb_repeated;
