@@ -13,6 +13,9 @@
  *  3. RFC 8888: uvgrtpsrc rfc8888-feedback=true -> uvgrtpsink
  *     congestion-control=gcc, no transport-wide numbers: the controller
  *     runs on RFC 8888 feedback alone, every packet acknowledged.
+ *  3b. the same to two clients, each a uvgrtpsrc with RFC 8888 feedback:
+ *     each receiver's feedback is its own (every packet acknowledged by
+ *     both, none a repeat), and the sink counts two receivers.
  *  4. x264enc ! uvgrtpsink -> uvgrtpsrc across a bottleneck (two network
  *     namespaces of the test's own, a veth pair, tbf on the sender's side):
  *     with no application code the estimate, and x264enc's bitrate with
@@ -345,6 +348,45 @@ GST_START_TEST (test_rfc8888)
 
 GST_END_TEST;
 
+GST_START_TEST (test_two_receivers)
+{
+  gint port = free_ports (6);
+  GstElement *tx, *rx[2];
+  GstStructure *ss;
+
+  for (gint k = 0; k < 2; k++) {
+    rx[k] = launchf ("uvgrtpsrc name=src address=127.0.0.1 port=%d "
+        "rfc8888-feedback=true rtcp-remote-host=127.0.0.1 rtcp-remote-port=%d "
+        "encoding-name=H264 ! fakesink sync=false", port + 2 * k, port + 5);
+    play (rx[k]);
+  }
+  tx = launchf ("videotestsrc is-live=true num-buffers=90 pattern=ball ! "
+      "video/x-raw,width=320,height=240,framerate=30/1 ! x264enc "
+      "tune=zerolatency speed-preset=ultrafast bitrate=800 ! uvgrtpsink "
+      "name=sink clients=127.0.0.1:%d,127.0.0.1:%d rtcp-bind-port=%d "
+      "congestion-control=gcc", port, port + 2, port + 5);
+  play (tx);
+  wait_eos (tx);
+  g_usleep (300000);            /* the last frame's feedback */
+  ss = stats_of (tx, "sink");
+  GST_INFO ("sink: %" GST_PTR_FORMAT, ss);
+  guint receivers = 0;
+  fail_unless (gst_structure_get_uint (ss, "ccfb-receivers", &receivers));
+  fail_unless_equals_int (receivers, 2);
+  /* every packet, once from each receiver */
+  fail_unless_equals_uint64 (u64 (ss, "ccfb-acked"), 2 * u64 (ss, "packets"));
+  fail_unless_equals_uint64 (u64 (ss, "ccfb-repeated"), 0);
+  fail_unless_equals_uint64 (u64 (ss, "ccfb-untracked"), 0);
+  fail_unless_equals_uint64 (u64 (ss, "ccfb-lost"), 0);
+  fail_unless (u64 (ss, "estimated-bitrate") > 0);
+  gst_structure_free (ss);
+  stop (tx);
+  stop (rx[0]);
+  stop (rx[1]);
+}
+
+GST_END_TEST;
+
 /* Runs cmd through the shell; TRUE when it succeeded. */
 static gboolean
 sh (const gchar * fmt, ...) G_GNUC_PRINTF (1, 2);
@@ -542,6 +584,7 @@ congestion_suite (void)
   tcase_add_test (tc, test_twcc_feedback_to_rtpbin);
   tcase_add_test (tc, test_twcc_feedback_from_rtpbin);
   tcase_add_test (tc, test_rfc8888);
+  tcase_add_test (tc, test_two_receivers);
   tcase_add_test (tc, test_bottleneck);
   return s;
 }
