@@ -137,6 +137,19 @@ static void delivered_add(urtp_cc_t *cc, int64_t arrival, int64_t owd, uint32_t 
 
 static double delivered_over(const urtp_cc_t *cc, int64_t window, int64_t min_span);
 
+/* The latest arrival among the packets remembered (arrivals need not come
+ * in order). */
+static int64_t newest_arrival(const urtp_cc_t *cc)
+{
+  int64_t newest = INT64_MIN;
+  for (size_t i = 0; i < cc->ack_n; i++) {
+    int64_t a = cc->ack[(cc->ack_head + URTP_CC_ACK_RING - 1 - i) % URTP_CC_ACK_RING].arrival;
+    if (a > newest)
+      newest = a;
+  }
+  return newest;
+}
+
 /* Bits per second over the last DELIVERED_WINDOW_US of arrivals; 0 while
  * they span too little to say. */
 static double delivered_rate(const urtp_cc_t *cc)
@@ -156,12 +169,7 @@ static double delivered_over(const urtp_cc_t *cc, int64_t window, int64_t min_sp
 {
   if (!cc->ack_n)
     return 0;
-  int64_t newest = INT64_MIN, oldest = INT64_MAX;
-  for (size_t i = 0; i < cc->ack_n; i++) {
-    int64_t a = cc->ack[(cc->ack_head + URTP_CC_ACK_RING - 1 - i) % URTP_CC_ACK_RING].arrival;
-    if (a > newest)
-      newest = a;
-  }
+  int64_t newest = newest_arrival(cc), oldest = INT64_MAX;
   uint64_t bytes = 0;
   for (size_t i = 0; i < cc->ack_n; i++) {
     const urtp_cc_ack_t *e = &cc->ack[(cc->ack_head + URTP_CC_ACK_RING - 1 - i) %
@@ -228,12 +236,7 @@ static double delivered_queued(const urtp_cc_t *cc)
   int64_t base = base_min(cc);
   if (!cc->ack_n || base == INT64_MAX)
     return 0;
-  int64_t newest = INT64_MIN;
-  for (size_t i = 0; i < cc->ack_n; i++) {
-    int64_t a = cc->ack[(cc->ack_head + URTP_CC_ACK_RING - 1 - i) % URTP_CC_ACK_RING].arrival;
-    if (a > newest)
-      newest = a;
-  }
+  int64_t newest = newest_arrival(cc);
   int64_t first = INT64_MAX, last = INT64_MIN, prev = INT64_MIN, gap = 0;
   uint64_t bytes = 0, first_bytes = 0;
   size_t n = 0;

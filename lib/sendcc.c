@@ -284,13 +284,14 @@ void sendstream_cc_feedback(urtp_sendstream_t *ss, const urtp_rtcp_pkt_t *p)
   int64_t now = now_ns() / 1000;
   urtp_twcc_history_t *h = &cc->tw;
   uint64_t unknown0, repeated0;
+  uint32_t from = 0;            /* the feedback's sender */
   if (fmt == URTP_CCFB_FMT_TWCC) {
     urtp_twcc_info_t info;
     r = urtp_twcc_parse(raw, len, &info, cc->pkts, URTP_TWCC_MAX_PACKETS, &n);
+    from = info.sender_ssrc;
   } else {
-    uint32_t sender;
     uint64_t report;
-    r = urtp_rfc8888_parse(raw, len, &sender, &report, cc->pkts, URTP_TWCC_MAX_PACKETS, &n);
+    r = urtp_rfc8888_parse(raw, len, &from, &report, cc->pkts, URTP_TWCC_MAX_PACKETS, &n);
     /* only our media's block: the RTX stream's numbers are another's */
     size_t k = 0;
     for (size_t i = 0; r == 0 && i < n; i++)
@@ -301,11 +302,10 @@ void sendstream_cc_feedback(urtp_sendstream_t *ss, const urtp_rtcp_pkt_t *p)
   }
   unknown0 = h->unknown;
   repeated0 = h->repeated;
-  /* whose, once it parsed: the RTPFB's sender (RTCP that reaches here is
-   * trusted) */
+  /* whose, once it parsed (RTCP that reaches here is trusted) */
   cc_peer_t *peer = &cc->peer[0];
   if (r == 0 && cc->control)
-    peer = peer_of(cc, urtp_rd32(raw + 4), now);
+    peer = peer_of(cc, from, now);
   unsigned rcv = peer ? (unsigned)(peer - cc->peer) : 0;
   if (r == 0 && peer)
     m = urtp_twcc_history_match_for(h, rcv, cc->pkts, n, cc->res, URTP_TWCC_MAX_PACKETS);
