@@ -191,7 +191,7 @@ run_recovery (gint codec, double loss, guint64 seed, gint keys, gboolean mux)
     ss = stats_of (tx, "net");
     rs = stats_of (rx, "src");
     if (u64 (rs, "missing") + u64 (ss, "rtx-packets") - u64 (rs, "rtx-received")
-        == media.stats.dropped - rtcp_dropped
+        - u64 (rs, "rtx-dropped") == media.stats.dropped - rtcp_dropped
         && u64 (rs, "recovered") == u64 (rs, "missing"))
       break;
   }
@@ -215,18 +215,22 @@ run_recovery (gint codec, double loss, guint64 seed, gint keys, gboolean mux)
   stream_check_all (st, decoder_of (codec), got);
 
   /* the relay dropped media and retransmissions: the source missed the
-   * media, and lacks the retransmissions dropped */
+   * media, and lacks the retransmissions dropped; a retransmission slower
+   * than the source's patience (a loaded machine) is asked for again, and
+   * the second answer finds the packet there: dropped, as a repeat */
   fail_unless (u64 (rs, "missing") > 0, "the seed impaired nothing");
   /* (and ZRTP's messages, the first datagrams, never dropped; with
    * rtcp-mux the sender's reports share the relay, and the drops) */
   fail_unless_equals_uint64 (u64 (ss, "packets") + u64 (ss, "rtx-packets") +
       u64 (ss, "zrtp-sent"), media.stats.received - rtcp_seen);
   fail_unless_equals_uint64 (u64 (rs, "missing") + u64 (ss, "rtx-packets") -
-      u64 (rs, "rtx-received"), media.stats.dropped - rtcp_dropped);
+      u64 (rs, "rtx-received") - u64 (rs, "rtx-dropped"),
+      media.stats.dropped - rtcp_dropped);
   fail_unless_equals_uint64 (u64 (rs, "recovered"), u64 (rs, "missing"));
   fail_unless_equals_uint64 (u64 (rs, "lost"), 0);
   fail_unless_equals_uint64 (u64 (rs, "lost-unrecovered"), 0);
-  fail_unless_equals_uint64 (u64 (rs, "rtx-dropped"), 0);
+  fail_unless (u64 (rs, "rtx-dropped") <= u64 (rs, "nack-requests") -
+      u64 (rs, "missing"));
   fail_unless_equals_uint64 (u64 (rs, "packets"), u64 (ss, "packets"));
   /* what was asked was answered, NACK for NACK */
   fail_unless_equals_uint64 (u64 (ss, "nacks-received"), u64 (rs,

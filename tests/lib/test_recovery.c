@@ -271,13 +271,15 @@ static void run(double loss, uint64_t seed, bool srtp)
   CHECK(rc.in_order);
   CHECK_EQ(r.depay.seq.lost, 0);
   /* the relay saw the media and the retransmissions, and dropped some of
-   * both: the receiver missed the media it dropped, and lacks the RTX */
+   * both: the receiver missed the media it dropped, and lacks the RTX (a
+   * retransmission slower than the receiver's patience, on a loaded
+   * machine, is asked for again: the second answer is dropped, a repeat) */
   CHECK_EQ(media.stats.received, s.packets + s.rtx_packets);
-  CHECK_EQ(r.nack.missing + (s.rtx_packets - r.rtx), media.stats.dropped);
+  CHECK_EQ(r.nack.missing + (s.rtx_packets - r.rtx - r.rtx_dropped), media.stats.dropped);
   CHECK(r.nack.missing > 0);
   CHECK_EQ(r.nack.recovered, r.nack.missing);
   CHECK_EQ(r.nack.lost + r.nack.late, 0);
-  CHECK_EQ(r.rtx_dropped, 0);
+  CHECK(r.rtx_dropped <= r.nack.requests - r.nack.missing);
   CHECK_EQ(r.rtx_ssrc, s.rtx_ssrc);
   /* what was asked was answered, NACK for NACK (the way back loses none) */
   CHECK_EQ(s.nacks_received, r.nacks_sent);
@@ -459,9 +461,14 @@ static void test_cc_two_receivers(void)
   REQUIRE(urtp_rtcpio_open(&sio, &sic, mono()) == 0);
   REQUIRE(urtp_sendstream_rtcp_start(ss, &sio, clock_fn, NULL, NULL) == 0);
 
-  /* 3 s of 30 pictures a second (the pacer holds each to the target) */
+  /* 30 pictures a second (the pacer holds each to the target), for 3 s
+   * or, on a loaded machine (fewer feedbacks, fewer cuts), until the
+   * target halved, for at most the 5 s of pictures there are */
   uint64_t t0 = mono();
-  for (int i = 0; i < NAU && mono() - t0 < 3000 * MS; i++) {
+  urtp_cc_stats_t cs;
+  for (int i = 0; i < NAU && (mono() - t0 < 3000 * MS ||
+                              (urtp_sendstream_congestion(ss, &cs) && cs.target_bps >= start / 2));
+       i++) {
     CHECK(urtp_sendstream_push(ss, aus[i].data, aus[i].len, (uint32_t)i * 3000, -1, 0,
                                &aus[i]) > 0);
     CHECK_EQ(urtp_sendstream_flush(ss), 0);
@@ -469,7 +476,6 @@ static void test_cc_two_receivers(void)
     if (next > now)
       usleep((useconds_t)((next - now) / 1000));
   }
-  urtp_cc_stats_t cs;
   bool on = urtp_sendstream_congestion(ss, &cs);
   urtp_sendstream_stats_t s;
   urtp_sendstream_get_stats(ss, &s);
