@@ -33,7 +33,8 @@
  *   send: F <id> <time> <bytes>            an access unit left h264parse
  *         R <time> <encoder kbit/s> <estimate bit/s>    every 200 ms
  *         C <time> <capacity> <pacing> <delivered> <queue us> <raises>
- *           <probes> <overuse cuts> <queue cuts>   uvgrtpsink's view, as often
+ *           <probes> <overuse cuts> <queue cuts> <competes>
+ *                                          uvgrtpsink's view, as often
  *   recv: A <id> <time> <sent time> <bytes>  an access unit out of the
  *                                            depayloader
  *         D <time>                         a picture out of the decoder
@@ -363,10 +364,11 @@ static void send_tick(GstElement *pipe, gpointer user)
     g_object_get(s->bwe, "estimated-bitrate", &est, NULL);
   else {
     /* and what the controller saw: "C <time> capacity pacing delivered
-     * queue-us raises probes overuses queue-cuts" */
+     * queue-us raises probes overuses queue-cuts competes" */
     GstElement *sink = gst_bin_get_by_name(GST_BIN(pipe), "s");
     GstStructure *st = NULL;
-    guint64 cap = 0, pace = 0, deliv = 0, raises = 0, probes = 0, over = 0, qcuts = 0;
+    guint64 cap = 0, pace = 0, deliv = 0, raises = 0, probes = 0, over = 0, qcuts = 0,
+            competes = 0;
     gint64 queue = 0;
     g_object_get(sink, "estimated-bitrate", &est, "stats", &st, NULL);
     if (st) {
@@ -374,12 +376,13 @@ static void send_tick(GstElement *pipe, gpointer user)
                         &pace, "delivered-bitrate", G_TYPE_UINT64, &deliv, "queue-delay-us",
                         G_TYPE_INT64, &queue, "cc-raises", G_TYPE_UINT64, &raises, "cc-probes",
                         G_TYPE_UINT64, &probes, "cc-overuses", G_TYPE_UINT64, &over,
-                        "cc-queue-cuts", G_TYPE_UINT64, &qcuts, NULL);
+                        "cc-queue-cuts", G_TYPE_UINT64, &qcuts, "cc-competes", G_TYPE_UINT64,
+                        &competes, NULL);
       gst_structure_free(st);
       logf_("C %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
             " %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
-            " %" G_GUINT64_FORMAT "\n", now_us(), cap, pace, deliv, queue, raises, probes, over,
-            qcuts);
+            " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", now_us(), cap, pace, deliv, queue,
+            raises, probes, over, qcuts, competes);
     }
     gst_object_unref(sink);
   }

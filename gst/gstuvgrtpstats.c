@@ -593,6 +593,11 @@ static const StatsField sink_fields[] = {
       "capacity paced frames showed"),
   SINK (cc.probes, "cc-probes", G_TYPE_UINT64, "frames sent at twice the "
       "capacity to measure it"),
+  SINK (cc.competes, "cc-competes", G_TYPE_UINT64, "times a queue that "
+      "stood through the cuts on delay was taken for another flow's (a "
+      "loss-based one, TCP): delay then cuts only beyond 250 ms, for 20 s"),
+  SINK (cc.competing, "cc-competing", G_TYPE_BOOLEAN, "... and it still "
+      "is"),
   SINK (rtx_pt, "rtx-pt", G_TYPE_UINT, "payload type of retransmissions "
       "(0: none)"),
   SINK (send_mode, "send-mode", G_TYPE_STRING, "the send mode in use: gso, "
@@ -770,7 +775,10 @@ client_to_structure (const urtp_sendstream_client_t * c,
  * cc-lost (packets the controller had feedback on, lost among them),
  * cc-overuses, cc-queue-cuts and cc-loss-cuts (the target cut on a rising
  * delay gradient, a standing queue, loss), cc-raises (raised to a
- * measured capacity), cc-probes (frames sent at twice the capacity);
+ * measured capacity), cc-probes (frames sent at twice the capacity),
+ * cc-competes (times a queue that stood through the cuts on delay was
+ * taken for a loss-based flow's: delay then cuts only beyond 250 ms, for
+ * 20 s) and cc-competing (#gboolean, it still is);
  * receivers (a
  * #GstValueArray of "application/x-uvgrtp-receiver" structures, one per
  * receiver that reports, the latest 16, one that says BYE leaves: ssrc,

@@ -37,6 +37,11 @@
 #define PROBE_INTERVAL_US 1000000
 #define RTT_MEMORY_US 5000000
 #define JITTER_INIT_US 2000.0
+#define COMPETE_GAP_US 1500000    /* cuts further apart are episodes apart */
+#define COMPETE_SHARE 0.2         /* ... while we deliver under this x the path */
+#define COMPETE_BETA 0.85         /* competing, a loss cuts to this x */
+#define COMPETE_EMPTY_US 3000000  /* an empty queue this long ends competition */
+#define COMPETE_RECHECK_US 2000000 /* cuts this long after it resume it */
 
 void urtp_cc_init(urtp_cc_t *cc, const urtp_cc_config_t *cfg)
 {
@@ -529,6 +534,67 @@ static void capacity_seen(urtp_cc_t *cc, double rate)
   cc->cap_var = 0.95 * cc->cap_var + 0.05 * e * e;
 }
 
+/* A cut on delay at now. Cuts no more than COMPETE_GAP_US apart are one
+ * episode; one that lasts URTP_CC_COMPETE_SPAN while we deliver less than
+ * COMPETE_SHARE of what the path carries says the queue is another
+ * flow's (see cc.h). Not the share alone: after a step down, and at an
+ * encoder's floor, we deliver little of what the path carried, and our
+ * own queue drains after a cut or two. Not the cuts alone: two of our
+ * flows cut each other for longer than that (in the simulation, 1-3
+ * times in 125 s), but each has about half the path. */
+static void delay_cut(urtp_cc_t *cc, int64_t now)
+{
+  if (!cc->dcut_n || now - cc->dcut_last > COMPETE_GAP_US) {
+    cc->dcut_first = now;
+    cc->dcut_n = 0;
+    cc->recheck = false;
+  }
+  cc->dcut_last = now;
+  cc->dcut_n++;
+  if (cc->competing || now - cc->dcut_first < URTP_CC_COMPETE_SPAN)
+    return;
+  size_t spread;
+  double path = capacity_estimate(cc, now, &spread);
+  /* pictures of one packet (the minimum target, an encoder's floor) make
+   * no train: then what the path carried for us in the last 30 s says */
+  if (!spread && carried_max(cc) > path)
+    path = carried_max(cc);
+  if (!cc->recheck && cc->delivered >= COMPETE_SHARE * path)
+    return;
+  cc->competing = true;
+  cc->competing_since = now;
+  cc->empty_since = 0;
+  cc->st.competes++;
+}
+
+/* Competition ends once the queue has been empty (below hold) for
+ * COMPETE_EMPTY_US: the other flow left. Or after URTP_CC_COMPETE_TIME,
+ * to look again: the episode is taken up where it was, so that cuts that
+ * go on for COMPETE_RECHECK_US (the queue still stands, whatever our
+ * share now) resume it, and a queue of ours drains and ends it. */
+static void compete_update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
+                           int64_t hold)
+{
+  if (!cc->competing)
+    return;
+  if (queue_known && queue < hold) {
+    if (!cc->empty_since)
+      cc->empty_since = now;
+  } else {
+    cc->empty_since = 0;
+  }
+  if (cc->empty_since && now - cc->empty_since >= COMPETE_EMPTY_US) {
+    cc->competing = false;
+    cc->dcut_n = 0;
+  } else if (now - cc->competing_since >= URTP_CC_COMPETE_TIME) {
+    cc->competing = false;
+    cc->recheck = true;
+    cc->dcut_n = 1;
+    cc->dcut_first = now - URTP_CC_COMPETE_SPAN + COMPETE_RECHECK_US;
+    cc->dcut_last = now;
+  }
+}
+
 static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
                    bool queue_since_cut)
 {
@@ -582,19 +648,27 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
    * fell well below the mean (a step down; sharing the link, what it
    * shows swings with the frames) */
   double served = delivered_queued(cc);
-  if (cc->usage == URTP_CC_OVERUSE) {
+  compete_update(cc, now, queue, queue_known, hold);
+  /* competing, the queue is another's up to URTP_CC_COMPETE_QUEUE: only
+   * beyond it does delay cut, or hold growth beyond half of it */
+  int64_t queue_cut = cc->competing ? URTP_CC_COMPETE_QUEUE : URTP_CC_QUEUE_TARGET;
+  if (cc->competing)
+    hold = URTP_CC_COMPETE_QUEUE / 2;
+  if (cc->usage == URTP_CC_OVERUSE && (!cc->competing || queue > queue_cut)) {
     if (may_cut) {
+      delay_cut(cc, now);
       double rate = served > 0 && served < SERVED_DROP * delivered ? served : delivered;
       if (!short_of)
         capacity_seen(cc, rate);
       cut(cc, BETA * (rate > 0 && !short_of ? rate : cc->target), now, &cc->st.overuses);
     }
-  } else if (queue_known && queue > URTP_CC_QUEUE_TARGET) {
+  } else if (queue_known && queue > queue_cut) {
     /* and only once packets sent since the last cut met it too: the
      * queue delays its own feedback, and a cut is not seen to work
      * until a queue's length after it (after a step down, cut after cut
      * on a full 300 ms queue took the flows far below the capacity) */
     if (may_cut && queue_since_cut) {
+      delay_cut(cc, now);
       /* below the delivered rate by enough to drain the queue in about
        * QUEUE_DRAIN_US; the rate of the last moments when less (the queue
        * makes it the bottleneck's rate now) */
@@ -612,7 +686,11 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
   } else if (loss > 0.1) {
     if (may_cut)
       cut(cc, cc->target * (1 - 0.5 * loss), now, &cc->st.loss_cuts);
-  } else if (cc->usage == URTP_CC_NORMAL && loss <= 0.02 &&
+  } else if (cc->competing && loss > 0) {
+    /* the other flow's buffer is full: as it does, yield a little */
+    if (may_cut)
+      cut(cc, COMPETE_BETA * cc->target, now, &cc->st.loss_cuts);
+  } else if ((cc->usage == URTP_CC_NORMAL || cc->competing) && loss <= 0.02 &&
              (!queue_known || queue < hold)) {
     double t = cc->target;
     /* the ceiling below would hold an encoder at its floor there for
@@ -798,4 +876,5 @@ void urtp_cc_stats(const urtp_cc_t *cc, urtp_cc_stats_t *out)
   out->rtt_us = cc->rtt;
   out->threshold = cc->threshold;
   out->usage = cc->usage;
+  out->competing = cc->competing;
 }

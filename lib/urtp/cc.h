@@ -52,6 +52,20 @@
  *  - Loss: over each 20 packets or more sent since the last cut, beyond
  *    10 % the target is cut by half the loss fraction (once per response
  *    time).
+ *  - Competition: cuts on delay that keep coming (none 1.5 s after the
+ *    last) for URTP_CC_COMPETE_SPAN, while we deliver less than a fifth
+ *    of what the trains say the path carries (of what it carried for us
+ *    in the last 30 s, when pictures of one packet make no train), mean
+ *    the queue is not ours to drain: a loss-based flow (TCP) keeps its
+ *    buffer full whatever we send, each cut makes room that it takes,
+ *    and a flow that yields to it starves. Ours drains after a cut or
+ *    two; two of our flows that cut each other have half the path each.
+ *    Then, as the other flow does, delay cuts only beyond
+ *    URTP_CC_COMPETE_QUEUE (a drop-tail buffer's worth) and holds growth
+ *    beyond half of it, and any loss cuts to 0.85 x. It ends when the
+ *    queue has been empty for 3 s (the other flow left), or after
+ *    URTP_CC_COMPETE_TIME, to look again: cuts on delay that go on for
+ *    2 s more resume it; a queue of ours drains and ends it.
  * Growth stops at 1.5 x the delivered rate (as GCC), except while the
  * encoder sends less than half the target (one at its quality floor):
  * then the target grows by 25 %/s up to 0.9 x the most the path delivered
@@ -87,6 +101,9 @@
 #define URTP_CC_BASE_SLOTS 10           /* 1 s minima of one-way delay */
 #define URTP_CC_QUEUE_RING 32           /* feedbacks' least one-way delays */
 #define URTP_CC_CARRIED_SLOTS 10        /* 3 s maxima of the delivered rate */
+#define URTP_CC_COMPETE_SPAN 8000000    /* us of cuts on delay: the queue is another's */
+#define URTP_CC_COMPETE_TIME 20000000   /* us: then it is looked at again */
+#define URTP_CC_COMPETE_QUEUE 250000    /* us of queue that cuts meanwhile */
 
 typedef enum {
   URTP_CC_NORMAL = 0,
@@ -115,6 +132,8 @@ typedef struct urtp_cc_stats {
   uint64_t loss_cuts;       /* ... on loss */
   uint64_t capacity_raises; /* raises to what a train measured */
   uint64_t probes;          /* frames sent at twice the capacity */
+  uint64_t competes;        /* times the queue was found to be another's */
+  bool competing;           /* ... and still is */
 } urtp_cc_stats_t;
 
 typedef struct urtp_cc_group {
@@ -196,6 +215,13 @@ typedef struct urtp_cc {
   int64_t last_probe;
   /* round trip: the least of the recent samples */
   int64_t rtt, rtt_at;
+  /* the cuts on delay of late (the first and the last of an episode): a
+   * queue that stands through them is another flow's */
+  int64_t dcut_first, dcut_last;
+  unsigned dcut_n;
+  bool recheck;             /* the episode resumed after competing */
+  bool competing;
+  int64_t competing_since, empty_since;
   urtp_cc_stats_t st;
 } urtp_cc_t;
 

@@ -59,6 +59,8 @@ typedef struct {
   bool bucket;                  /* the bottleneck is a token bucket */
   double enc_floor;             /* bits/s below which the encoder sends less */
   int64_t start_at[MAX_FLOWS];  /* us: when each flow starts */
+  bool tcp;                     /* flow 1 is a loss-based (Reno) flow
+                                 * that starts at start_at[1] */
   /* what happened, of flow 0 (and per flow, flow_*) */
   double rate_bins[1000];       /* target per 200 ms */
   double goodput_bins[1000];    /* arrived, bits per 200 ms bin */
@@ -107,10 +109,53 @@ typedef struct {
 } flow_t;
 
 static flow_t flows[MAX_FLOWS];
+
+/* A Reno flow of full packets: it sends while fewer than cwnd are in
+ * flight, grows cwnd by one a round trip (doubles it until its first
+ * loss), halves it on a loss (once a round trip), and fills whatever
+ * buffer the bottleneck has, as TCP does. Its acknowledgements come back
+ * one way after arrival; a drop is known at once (a simplification that
+ * only makes it react sooner). */
+typedef struct {
+  double cwnd, ssthresh;
+  unsigned inflight;
+  int64_t acks[8192];           /* when each acknowledgement arrives */
+  size_t ah, at;
+  int64_t last_halve;
+} reno_t;
+
+static reno_t reno;
 static urtp_cc_t cc;            /* test_hostile_feedback's */
 static pkt_t q_link[MAX_PKTS];
 static urtp_ccfb_pkt_t parsed[URTP_TWCC_MAX_PACKETS];
 static urtp_twcc_result_t results[URTP_TWCC_MAX_PACKETS];
+
+/* The bottleneck takes p at t: false when its queue is full (drop-tail);
+ * else p.queued and p.arrive (one way after it leaves) are set. A FIFO,
+ * or a token bucket (tbf) of a millisecond at the rate, 3028 bytes at
+ * least, as the benchmark's: what it holds passes at once. */
+static bool bottleneck(const sim_t *s, pkt_t *p, int64_t t, int64_t *link_free, double *tokens)
+{
+  double c = capacity_at(s, t);
+  int64_t start = *link_free > t ? *link_free : t, depart;
+  double tok = 0;
+  if (s->bucket) {
+    double b = c / 8e3 > 3028 ? c / 8e3 : 3028;
+    tok = *tokens + (double)(start - *link_free) * c / 8e6;
+    tok = tok > b ? b : tok;
+    depart = tok >= p->size ? start : start + (int64_t)((p->size - tok) * 8e6 / c);
+  } else {
+    depart = start + (int64_t)((double)p->size * 8e6 / c);
+  }
+  if ((s->bucket ? depart : start) - t > QUEUE_MAX_US)
+    return false;
+  if (s->bucket)
+    *tokens = tok + (double)(depart - start) * c / 8e6 - p->size;
+  *link_free = depart;
+  p->queued = start - t;
+  p->arrive = depart + s->one_way;
+  return true;
+}
 
 static void run(sim_t *s)
 {
@@ -126,6 +171,9 @@ static void run(sim_t *s)
     f->next_frame = s->start_at[i];
   }
   rng = s->seed;
+  memset(&reno, 0, sizeof reno);
+  reno.cwnd = 2;
+  reno.ssthresh = 1e9;
   size_t lh = 0, lt = 0;        /* in flight to the receivers */
   int64_t link_free = 0;
   double tokens = 0;
@@ -168,40 +216,43 @@ static void run(sim_t *s)
         s->sent += fi == 0;
         f->pacer_next = (f->pacer_next > t - 1000 ? f->pacer_next : t - 1000) +
                         (int64_t)((double)p.size * 8e6 / (double)p.pace);
-        double c = capacity_at(s, t);
-        int64_t start = link_free > t ? link_free : t, depart;
-        double tok = 0;
-        if (s->bucket) {
-          /* a token bucket (tbf) of a millisecond at the rate, 3028 bytes
-           * at least, as the benchmark's: what it holds passes at once */
-          double b = c / 8e3 > 3028 ? c / 8e3 : 3028;
-          tok = tokens + (double)(start - link_free) * c / 8e6;
-          tok = tok > b ? b : tok;
-          depart = tok >= p.size ? start : start + (int64_t)((p.size - tok) * 8e6 / c);
-        } else {
-          depart = start + (int64_t)((double)p.size * 8e6 / c);
-        }
-        if ((s->bucket ? depart : start) - t > QUEUE_MAX_US) {
+        if (!bottleneck(s, &p, t, &link_free, &tokens)) {
           if (fi == 0) {
             s->lost++;              /* drop-tail */
             s->lost_in[t / 1000000]++;
           }
           continue;
         }
-        if (s->bucket)
-          tokens = tok + (double)(depart - start) * c / 8e6 - p.size;
-        link_free = depart;
-        p.queued = start - t;
-        p.arrive = link_free + s->one_way;
         q_link[lt++ % MAX_PKTS] = p;
       }
+    }
+    /* the Reno flow: acknowledgements, then what its window lets go */
+    while (s->tcp && reno.ah < reno.at && reno.acks[reno.ah % 8192] <= t) {
+      reno.ah++;
+      reno.inflight--;
+      reno.cwnd += reno.cwnd < reno.ssthresh ? 1 : 1 / reno.cwnd;
+    }
+    while (s->tcp && t >= s->start_at[1] && reno.inflight < (unsigned)reno.cwnd &&
+           reno.at - reno.ah < 8192) {
+      pkt_t p = { 0, MTU, false, 0, 0, 0, 1 };
+      if (!bottleneck(s, &p, t, &link_free, &tokens)) {
+        if (t - reno.last_halve > 2 * s->one_way) {
+          reno.ssthresh = reno.cwnd = reno.cwnd / 2 > 2 ? reno.cwnd / 2 : 2;
+          reno.last_halve = t;
+        }
+        break;
+      }
+      reno.inflight++;
+      reno.acks[reno.at++ % 8192] = p.arrive + s->one_way;
+      q_link[lt++ % MAX_PKTS] = p;
     }
     /* the receivers: arrivals; feedback after a frame's last packet, or
      * 50 ms after the last */
     bool marker[MAX_FLOWS] = { false };
     while (lh < lt && q_link[lh % MAX_PKTS].arrive <= t) {
       pkt_t p = q_link[lh++ % MAX_PKTS];
-      urtp_twcc_recorder_add(&flows[p.flow].rec, p.tw, p.arrive);
+      if (!(s->tcp && p.flow == 1))
+        urtp_twcc_recorder_add(&flows[p.flow].rec, p.tw, p.arrive);
       marker[p.flow] |= p.marker;
       size_t bin = (size_t)(t / 200000);
       if (bin < 1000) {
@@ -338,6 +389,8 @@ static void variable_capacity(int64_t one_way, uint64_t seed)
   for (int i = 0; i < 4; i++)
     CHECK(u[i] >= 0.9);
   CHECK((double)other / (double)s.sent <= 0.001);
+  /* the queue after the step down is ours: it drains, no competing */
+  CHECK_EQ(s.st.competes, 0);
   free(s.qdelay);
 }
 
@@ -364,17 +417,18 @@ static const phase_t case_5_2[] = {
  * within the band of 3 the benchmark judges by, and the two together use
  * the path. CC_SEED=n runs another seed (docs/congestion.md has a sweep),
  * CC_TRACE=1 prints both flows' goodput each second. */
-static void test_two_flows(void)
+static void two_flows(uint64_t seed)
 {
   static sim_t s;
-  sim_init(&s, case_5_2, NPHASES(case_5_2), 125000000,
-           getenv("CC_SEED") ? strtoull(getenv("CC_SEED"), NULL, 10) : 5);
+  sim_init(&s, case_5_2, NPHASES(case_5_2), 125000000, seed);
   s.nflows = 2;
   s.bucket = true;
   run(&s);
   qsort(s.qdelay, s.nq, sizeof(int64_t), cmp64);
   tap_diag("queue p50 %.1f ms p95 %.1f ms", (double)s.qdelay[s.nq / 2] / 1000,
            (double)s.qdelay[s.nq * 95 / 100] / 1000);
+  /* each other's queue is not a loss-based flow's: neither competes */
+  CHECK_EQ(flows[0].cc.st.competes + flows[1].cc.st.competes, 0);
   free(s.qdelay);
   for (size_t p = 0; p < 5; p++) {
     double a = 0, b = 0, c = 0;
@@ -395,6 +449,18 @@ static void test_two_flows(void)
     for (size_t k = 0; k < 625; k += 5)
       tap_diag("%5.1f s: %6.2f %6.2f", (double)k / 5, s.flow_goodput[0][k] * 5 / 1e6,
                s.flow_goodput[1][k] * 5 / 1e6);
+}
+
+/* Seed 5, and seed 1, whose flows cut each other for 8 s and more (they
+ * would compete without the share rule); CC_SEED=n runs n alone. */
+static void test_two_flows(void)
+{
+  if (getenv("CC_SEED")) {
+    two_flows(strtoull(getenv("CC_SEED"), NULL, 10));
+    return;
+  }
+  two_flows(5);
+  two_flows(1);
 }
 
 static const phase_t case_dip[] = {
@@ -426,6 +492,48 @@ static void test_encoder_floor(void)
            least / 1e3, got / 1e6);
   CHECK(least < 1e6);           /* the dip did take it below the floor */
   CHECK(got > 0.5 * 5e6);
+  free(s.qdelay);
+}
+
+static const phase_t case_5_6[] = { { 0, 10e6 } };
+
+/* RFC 8867 5.6: a loss-based flow (Reno, here; the benchmark runs
+ * iperf3's TCP) joins at 10 s and keeps the 300 ms drop-tail buffer
+ * full. The queue is not ours to drain: cut after cut on it would take
+ * the target to its minimum and hold it there (2 % of a fair share in
+ * the benchmark before the competing mode). Over the last 40 s of 70, the
+ * flow keeps a fifth of the link at least, and the Reno flow a tenth. */
+static void test_tcp_competitor(void)
+{
+  static sim_t s;
+  sim_init(&s, case_5_6, NPHASES(case_5_6), 70000000,
+           getenv("CC_SEED") ? strtoull(getenv("CC_SEED"), NULL, 10) : 7);
+  s.tcp = true;
+  s.bucket = true;
+  s.start_at[1] = 10000000;
+  run(&s);
+  double ours = 0, tcp = 0;
+  for (size_t k = 150; k < 350; k++) {
+    ours += s.flow_goodput[0][k];
+    tcp += s.flow_goodput[1][k];
+  }
+  ours /= 40;
+  tcp /= 40;
+  if (getenv("CC_TRACE"))
+    for (size_t k = 0; k < 350; k += 5)
+      tap_diag("%4.1f s: target %.3f goodput %.3f, Reno %.3f", (double)k / 5,
+               s.rate_bins[k] / 1e6, s.flow_goodput[0][k] * 5 / 1e6,
+               s.flow_goodput[1][k] * 5 / 1e6);
+  tap_diag("with Reno: %.2f Mbit/s, Reno %.2f Mbit/s; competing %llu times, %llu queue cuts",
+           ours / 1e6, tcp / 1e6, (unsigned long long)s.st.competes,
+           (unsigned long long)s.st.queue_cuts);
+  /* neither starves (this Reno grows by a packet per 100-400 ms round
+   * trip, and keeps less than the kernel's Cubic does: see
+   * docs/benchmarks.md for the real one) */
+  CHECK(s.st.competes > 0);
+  CHECK(ours >= 0.2 * 10e6);
+  CHECK(tcp >= 0.1 * 10e6);
+  CHECK(ours + tcp >= 0.9 * 10e6);
   free(s.qdelay);
 }
 
@@ -543,6 +651,7 @@ int main(void)
   TAP_RUN(test_variable_capacity_100ms);
   TAP_RUN(test_two_flows);
   TAP_RUN(test_encoder_floor);
+  TAP_RUN(test_tcp_competitor);
   TAP_RUN(test_hostile_feedback);
   TAP_RUN(test_step_down_cut);
   return tap_done();
