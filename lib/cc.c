@@ -39,9 +39,11 @@
 #define JITTER_INIT_US 2000.0
 #define COMPETE_GAP_US 1500000    /* cuts further apart are episodes apart */
 #define COMPETE_SHARE 0.2         /* ... while we deliver under this x the path */
+#define COMPETE_PACING 1.25      /* competing, the pacer at this x the target */
 #define COMPETE_BETA 0.85         /* competing, a loss cuts to this x */
 #define COMPETE_EMPTY_US 3000000  /* an empty queue this long ends competition */
 #define COMPETE_RECHECK_US 2000000 /* cuts this long after it resume it */
+#define COMPETE_RECHECK_GAP_US 4000000 /* ... the first this late at most */
 
 void urtp_cc_init(urtp_cc_t *cc, const urtp_cc_config_t *cfg)
 {
@@ -87,7 +89,9 @@ static double capacity_estimate(const urtp_cc_t *cc, int64_t now, size_t *spread
 
 uint64_t urtp_cc_pacing(const urtp_cc_t *cc)
 {
-  double p = cc->target * URTP_CC_PACING_FACTOR;
+  /* competing for a full drop-tail buffer, a frame's burst loses more
+   * of its packets than a steady stream does */
+  double p = cc->target * (cc->competing ? COMPETE_PACING : URTP_CC_PACING_FACTOR);
   size_t spread;
   double c = capacity_estimate(cc, cc->last_update, &spread);
   /* only a capacity the path showed (spread trains) bounds the pace: a
@@ -544,7 +548,9 @@ static void capacity_seen(urtp_cc_t *cc, double rate)
  * times in 125 s), but each has about half the path. */
 static void delay_cut(urtp_cc_t *cc, int64_t now)
 {
-  if (!cc->dcut_n || now - cc->dcut_last > COMPETE_GAP_US) {
+  /* the first cut after competing may find the other flow at a trough */
+  int64_t gap = cc->recheck && cc->dcut_n == 1 ? COMPETE_RECHECK_GAP_US : COMPETE_GAP_US;
+  if (!cc->dcut_n || now - cc->dcut_last > gap) {
     cc->dcut_first = now;
     cc->dcut_n = 0;
     cc->recheck = false;
@@ -571,7 +577,9 @@ static void delay_cut(urtp_cc_t *cc, int64_t now)
  * COMPETE_EMPTY_US: the other flow left. Or after URTP_CC_COMPETE_TIME,
  * to look again: the episode is taken up where it was, so that cuts that
  * go on for COMPETE_RECHECK_US (the queue still stands, whatever our
- * share now) resume it, and a queue of ours drains and ends it. */
+ * share now) resume it, and a queue of ours drains and ends it. The
+ * first of those cuts may come COMPETE_RECHECK_GAP_US late: cubic's
+ * queue drains for a second or two after each of its losses. */
 static void compete_update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
                            int64_t hold)
 {

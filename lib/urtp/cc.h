@@ -62,10 +62,13 @@
  *    two; two of our flows that cut each other have half the path each.
  *    Then, as the other flow does, delay cuts only beyond
  *    URTP_CC_COMPETE_QUEUE (a drop-tail buffer's worth) and holds growth
- *    beyond half of it, and any loss cuts to 0.85 x. It ends when the
+ *    beyond half of it, any loss cuts to 0.85 x, and the pacer goes at
+ *    1.25 x the target (a frame's burst into a full buffer loses more of
+ *    its packets than a steady stream does). It ends when the
  *    queue has been empty for 3 s (the other flow left), or after
  *    URTP_CC_COMPETE_TIME, to look again: cuts on delay that go on for
- *    2 s more resume it; a queue of ours drains and ends it.
+ *    2 s more (the first up to 4 s late) resume it; a queue of ours
+ *    drains and ends it.
  * Growth stops at 1.5 x the delivered rate (as GCC), except while the
  * encoder sends less than half the target (one at its quality floor):
  * then the target grows by 25 %/s up to 0.9 x the most the path delivered
