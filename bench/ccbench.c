@@ -33,7 +33,7 @@
  *   send: F <id> <time> <bytes>            an access unit left h264parse
  *         R <time> <encoder kbit/s> <estimate bit/s>    every 200 ms
  *         C <time> <capacity> <pacing> <delivered> <queue us> <raises>
- *           <probes> <overuse cuts> <queue cuts> <competes>
+ *           <probes> <overuse cuts> <queue cuts> <competes> <step downs>
  *                                          uvgrtpsink's view, as often
  *   recv: A <id> <time> <sent time> <bytes>  an access unit out of the
  *                                            depayloader
@@ -364,11 +364,11 @@ static void send_tick(GstElement *pipe, gpointer user)
     g_object_get(s->bwe, "estimated-bitrate", &est, NULL);
   else {
     /* and what the controller saw: "C <time> capacity pacing delivered
-     * queue-us raises probes overuses queue-cuts competes" */
+     * queue-us raises probes overuses queue-cuts competes step-downs" */
     GstElement *sink = gst_bin_get_by_name(GST_BIN(pipe), "s");
     GstStructure *st = NULL;
     guint64 cap = 0, pace = 0, deliv = 0, raises = 0, probes = 0, over = 0, qcuts = 0,
-            competes = 0;
+            competes = 0, steps = 0;
     gint64 queue = 0;
     g_object_get(sink, "estimated-bitrate", &est, "stats", &st, NULL);
     if (st) {
@@ -377,12 +377,12 @@ static void send_tick(GstElement *pipe, gpointer user)
                         G_TYPE_INT64, &queue, "cc-raises", G_TYPE_UINT64, &raises, "cc-probes",
                         G_TYPE_UINT64, &probes, "cc-overuses", G_TYPE_UINT64, &over,
                         "cc-queue-cuts", G_TYPE_UINT64, &qcuts, "cc-competes", G_TYPE_UINT64,
-                        &competes, NULL);
+                        &competes, "cc-step-downs", G_TYPE_UINT64, &steps, NULL);
       gst_structure_free(st);
       logf_("C %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
             " %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
-            " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", now_us(), cap, pace, deliv, queue,
-            raises, probes, over, qcuts, competes);
+            " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", now_us(), cap,
+            pace, deliv, queue, raises, probes, over, qcuts, competes, steps);
     }
     gst_object_unref(sink);
   }

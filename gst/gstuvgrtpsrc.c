@@ -706,7 +706,7 @@ gst_uvgrtp_src_class_init (GstUvgRtpSrcClass * klass)
    * How often transport-wide congestion control feedback (RTCP RTPFB FMT
    * 15) answers the transport-wide sequence numbers of the sender's
    * packets, in ns; 0 (the default): after each frame (a packet with the
-   * marker bit), and at least every 50 ms while packets arrive, as
+   * marker bit), and at least every 25 ms while packets arrive, as
    * rtpsession's property of the name. The feedback is on when
    * #GstUvgRtpSrc:caps carry the extension's extmap-N
    * (http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01)

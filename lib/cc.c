@@ -16,6 +16,11 @@
 #define QUEUED_MIN 6              /* ... and this many of them ... */
 #define QUEUED_MIN_SPAN_US 10000  /* ... over this long time the link */
 #define SERVED_DROP 0.7           /* ... cuts go from it below this x the mean */
+#define STEP_DROP 0.5             /* ... and below this, with ... */
+#define STEP_QUEUE_US 150000      /* ... this much queue coming: a step down */
+#define STEP_ALONE 0.7            /* ... for a flow delivering this x the trains' */
+#define STEP_CUT_MIN 0.5          /* of the link's rate: the deepest such cut */
+#define STEP_HOLD_US 2000000      /* pacing at the target after it, at most */
 #define TRAIN_WINDOW_US 1000000
 #define LOSS_WINDOW 20
 #define TREND_GAIN 4.0
@@ -89,6 +94,10 @@ static double capacity_estimate(const urtp_cc_t *cc, int64_t now, size_t *spread
 
 uint64_t urtp_cc_pacing(const urtp_cc_t *cc)
 {
+  /* after a step down's deep cut, the bottleneck's buffer is full of
+   * what was in flight: a frame sent faster than the link loses its tail */
+  if (cc->stepped)
+    return (uint64_t)cc->target;
   /* competing for a full drop-tail buffer, a frame's burst loses more
    * of its packets than a steady stream does */
   double p = cc->target * (cc->competing ? COMPETE_PACING : URTP_CC_PACING_FACTOR);
@@ -117,7 +126,7 @@ uint64_t urtp_cc_pacing_for(urtp_cc_t *cc, size_t bytes, bool backlog, int64_t n
   size_t spread;
   double c = capacity_estimate(cc, cc->last_update, &spread);
   double floor = c > cc->target ? c : cc->target;
-  if (!key && now - cc->last_probe >= PROBE_INTERVAL_US) {
+  if (!key && !cc->stepped && now - cc->last_probe >= PROBE_INTERVAL_US) {
     /* a probe: this frame at twice what is known (the target, before
      * any train was measured: at the start, too) */
     cc->last_probe = now;
@@ -233,13 +242,15 @@ static int64_t base_min(const urtp_cc_t *cc)
 /* What the bottleneck served while a queue stood: over the arrivals of
  * the last RECENT_WINDOW_US, those that had queued QUEUED_US or more (the
  * link was busy for that long up to each), the bytes after the first over
- * their span; 0 when there are too few, or when two came further apart
- * than QUEUED_US (the link may have idled between them: a flow at its
- * encoder's floor, one small picture every 33 ms behind another flow's
- * queue, read as its own rate) or than 4 x their mean (it served another
- * flow between them: what they show is then our share, which frame
- * bursts make swing). After a drop in capacity this is the new rate at
- * once, where the recent mean still mixes in arrivals from before. */
+ * their span, of the newest run of them that came no more than QUEUED_US
+ * apart (the link may have idled between runs: a flow at its encoder's
+ * floor, one small picture every 33 ms behind another flow's queue, would
+ * read as its own rate; a probe's own queue just before a step down would
+ * hide it); 0 when there are too few, or when two came more than 4 x
+ * their mean apart (it served another flow between them: what they show
+ * is then our share, which frame bursts make swing). After a drop in
+ * capacity this is the new rate at once, where the recent mean still
+ * mixes in arrivals from before. */
 static double delivered_queued(const urtp_cc_t *cc)
 {
   int64_t base = base_min(cc);
@@ -254,6 +265,8 @@ static double delivered_queued(const urtp_cc_t *cc)
                                            URTP_CC_ACK_RING];
     if (e->arrival < newest - RECENT_WINDOW_US || e->owd - base < QUEUED_US)
       continue;
+    if (prev != INT64_MIN && llabs(prev - e->arrival) > QUEUED_US)
+      break;
     n++;
     bytes += e->bytes;
     if (prev != INT64_MIN && llabs(prev - e->arrival) > gap)
@@ -266,7 +279,7 @@ static double delivered_queued(const urtp_cc_t *cc)
     if (e->arrival > last)
       last = e->arrival;
   }
-  if (n < QUEUED_MIN || last - first < QUEUED_MIN_SPAN_US || gap > QUEUED_US ||
+  if (n < QUEUED_MIN || last - first < QUEUED_MIN_SPAN_US ||
       gap * (int64_t)(n - 1) > 4 * (last - first))
     return 0;
   return (double)(bytes - first_bytes) * 8e6 / (double)(last - first);
@@ -421,7 +434,7 @@ static void group_done(urtp_cc_t *cc, const urtp_cc_group_t *g, int64_t first_ar
    * burst) says nothing of the rate behind it */
   (void)bytes;
   (void)n;
-  if (cc->train.n2 < TRAIN_MIN_AFTER || !cc->train.bytes2)
+  if (cc->train.n2 < TRAIN_MIN_AFTER || !cc->train.bytes2 || g->first_send < cc->trains_from)
     return;
   int64_t send_span = g->last_send - cc->train.second_send;
   int64_t arr_span = cc->train.last_arrival - cc->train.second_arrival;
@@ -500,6 +513,11 @@ static double capacity_now(urtp_cc_t *cc, int64_t now, size_t *spread_n)
 
 static void cut(urtp_cc_t *cc, double to, int64_t now, uint64_t *counter)
 {
+  /* after a step down's deep cut, the queue what was in flight made is
+   * no news: a cut it asks for that does not go below is none, and does
+   * not put off the way back */
+  if (cc->stepped && to >= cc->target)
+    return;
   /* a cut soon after a raise: the raise went too far, and the level it
    * went to is not tried again for a while (a token bucket's burst, or
    * cross traffic, made the trains look faster than the path) */
@@ -603,8 +621,34 @@ static void compete_update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue
   }
 }
 
+/* The queue (us) that what is in flight makes once it has all reached a
+ * link now serving us at `served`: the newest packet reported had queued
+ * `queued`, and since it was sent, `since` us ago, we went on at about
+ * the target. */
+static double queue_coming(const urtp_cc_t *cc, double served, int64_t queued, int64_t since)
+{
+  double more = cc->target / served - 1;
+  return (double)queued + (since > 0 && more > 0 ? (double)since * more : 0);
+}
+
+/* Back from a cut that drained a queue: the delivered rate the cut was
+ * made at is what the path carried then (or what the trains measure now,
+ * `cap`, when less). */
+static void raise_back(urtp_cc_t *cc, int64_t now, double cap, int64_t response)
+{
+  double back = cap > 0 && cap < cc->cap_avg ? cap : cc->cap_avg;
+  if (cc->cap_valid && cc->target < RAISE_SHARE * back && now - cc->last_cut >= 2 * response &&
+      now - cc->last_raise >= response) {
+    cc->target = RAISE_SHARE * back;
+    cc->last_raise = now;
+    cc->raised_to = cc->target;
+    cc->st.capacity_raises++;
+    cc->stepped = false;
+  }
+}
+
 static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
-                   bool queue_since_cut)
+                   bool queue_since_cut, int64_t newest_send, int64_t newest_queue)
 {
   double dt = cc->last_update ? (double)(now - cc->last_update) / 1e6 : 0;
   if (dt < 0)
@@ -662,7 +706,36 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
   int64_t queue_cut = cc->competing ? URTP_CC_COMPETE_QUEUE : URTP_CC_QUEUE_TARGET;
   if (cc->competing)
     hold = URTP_CC_COMPETE_QUEUE / 2;
-  if (cc->usage == URTP_CC_OVERUSE && (!cc->competing || queue > queue_cut)) {
+  /* a step down, seen in one feedback: the link serves the packets that
+   * queued at well under half the rate delivered. The least delay of the
+   * last 100 ms that the rules below go by shows the queue only 100 ms
+   * late, and what is sent meanwhile at the old rate overflows the
+   * bottleneck's buffer (5.1's step from 25 to 6 Mbit/s: 300 ms of
+   * pictures lost, none repairable in time behind a full queue). The cut
+   * drains what is in flight too, from the link's new rate. Not a key
+   * frame's own queue: its packets arrive at the link's rate. */
+  double coming = 0;
+  if (!cc->competing && !short_of && served > 0 && served < STEP_DROP * delivered &&
+      newest_queue > URTP_CC_QUEUE_TARGET && measured && delivered >= STEP_ALONE * cap)
+    coming = queue_coming(cc, served, newest_queue, now - newest_send);
+  if (coming > STEP_QUEUE_US) {
+    if (may_cut) {
+      delay_cut(cc, now);
+      capacity_seen(cc, served);
+      /* what the trains showed is gone (and what was in flight shows
+       * it still): they would lift the target back to it, and make the
+       * capacity just seen be forgotten */
+      cc->trains_n = cc->trains_head = 0;
+      cc->trains_from = now;
+      double f = QUEUE_BETA - coming / QUEUE_DRAIN_US;
+      double before = cc->target;
+      cut(cc, (f < STEP_CUT_MIN ? STEP_CUT_MIN : f) * served, now, &cc->st.step_downs);
+      if (cc->target < before) {
+        cc->stepped = true;
+        cc->stepped_at = now;
+      }
+    }
+  } else if (cc->usage == URTP_CC_OVERUSE && (!cc->competing || queue > queue_cut)) {
     if (may_cut) {
       delay_cut(cc, now);
       double rate = served > 0 && served < SERVED_DROP * delivered ? served : delivered;
@@ -698,6 +771,11 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
     /* the other flow's buffer is full: as it does, yield a little */
     if (may_cut)
       cut(cc, COMPETE_BETA * cc->target, now, &cc->st.loss_cuts);
+  } else if (cc->stepped && cc->usage == URTP_CC_UNDERUSE && loss <= 0.02 &&
+             queue_known && queue < hold) {
+    /* after a step down's deep cut the delay falls for a second more
+     * than the queue takes to drain (GCC holds meanwhile) */
+    raise_back(cc, now, measured ? cap : 0, response);
   } else if ((cc->usage == URTP_CC_NORMAL || cc->competing) && loss <= 0.02 &&
              (!queue_known || queue < hold)) {
     double t = cc->target;
@@ -724,17 +802,7 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
     if ((delivered > 0 || measured) && t > ceiling)
       t = cc->target > ceiling ? cc->target : ceiling;
     cc->target = t;
-    /* back from a cut that drained a queue: the delivered rate the cut
-     * was made at is what the path carried then (or what the trains
-     * measure now, when less) */
-    double back = measured && cap < cc->cap_avg ? cap : cc->cap_avg;
-    if (cc->cap_valid && cc->target < RAISE_SHARE * back && now - cc->last_cut >= 2 * response &&
-        now - cc->last_raise >= response) {
-      cc->target = RAISE_SHARE * back;
-      cc->last_raise = now;
-      cc->raised_to = cc->target;
-      cc->st.capacity_raises++;
-    }
+    raise_back(cc, now, measured ? cap : 0, response);
     /* the trains: new capacity, taken in steps of at most double when the
      * path spread them, of a quarter when they only bound it from below
      * (a token bucket lets short trains through faster than it serves) */
@@ -764,12 +832,19 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
       cc->st.capacity_raises++;
     }
   }
+  /* the way back is open once the queue drained (or, whatever came
+   * between, after STEP_HOLD_US) */
+  if (cc->stepped && ((queue_known && queue < hold && now - cc->last_cut >= 2 * response) ||
+                      now - cc->stepped_at >= STEP_HOLD_US))
+    cc->stepped = false;
   urtp_cc_set_bounds(cc, 0, 0);
 }
 
 void urtp_cc_feedback(urtp_cc_t *cc, const urtp_twcc_result_t *r, size_t n, int64_t now)
 {
   int64_t newest_send = INT64_MIN, least_owd = INT64_MAX, least_since_cut = INT64_MAX;
+  /* the newest packet that arrived: when it was sent, and its delay */
+  int64_t got_send = INT64_MIN, got_owd = 0;
   cc->st.feedbacks++;
   /* a pause longer than the pacer's own spacing of full packets: below
    * a few Mbit/s the pacer leaves more than GROUP_GAP_US between them,
@@ -798,6 +873,10 @@ void urtp_cc_feedback(urtp_cc_t *cc, const urtp_twcc_result_t *r, size_t n, int6
     int64_t owd = arr - send;
     delivered_add(cc, arr, owd, r[i].size);
     base_add(cc, send, owd);
+    if (send > got_send) {
+      got_send = send;
+      got_owd = owd;
+    }
     if (owd < least_owd)
       least_owd = owd;
     if (send > cc->last_cut && owd < least_since_cut)
@@ -865,7 +944,8 @@ void urtp_cc_feedback(urtp_cc_t *cc, const urtp_twcc_result_t *r, size_t n, int6
     cc->st.queue_us = queue;
   update(cc, now, queue, queue_known,
          least_since_cut != INT64_MAX && base != INT64_MAX &&
-             least_since_cut - base > URTP_CC_QUEUE_TARGET);
+             least_since_cut - base > URTP_CC_QUEUE_TARGET,
+         got_send, got_send != INT64_MIN && base != INT64_MAX ? got_owd - base : 0);
 }
 
 void urtp_cc_stats(const urtp_cc_t *cc, urtp_cc_stats_t *out)

@@ -23,9 +23,22 @@
  *    150 ms when less: the bottleneck's now) by enough to drain the queue
  *    in 300 ms; both cuts go from the rate our packets that queued 10 ms
  *    or more arrived at, back to back, when that is under 0.7 x (a step
- *    down: the link's new rate, before the means show it), once per response time and once packets sent since the
- *    last cut met the queue too: a standing queue that a flat trend hides
- *    (a long drop-tail buffer filling slowly) does not stay.
+ *    down: the link's new rate, before the means show it; the newest run
+ *    of them no more than 10 ms apart), once per response time and once
+ *    packets sent since the last cut met the queue too: a standing queue
+ *    that a flat trend hides (a long drop-tail buffer filling slowly)
+ *    does not stay.
+ *  - A step down, in one feedback: its newest packet queued over
+ *    URTP_CC_QUEUE_TARGET, our queued packets came off the link at under
+ *    half the rate delivered, and what was sent since will queue over
+ *    150 ms: the target is cut at once, to drain that in 300 ms but to
+ *    no less than half the link's rate; until the queue drains the pacer
+ *    sends at the target (the buffer is full: a faster frame loses its
+ *    tail), no probe goes, and the trains from before are forgotten;
+ *    then the target goes back to 0.9 x the link, even while the
+ *    gradient still falls. Only for a flow that had the path to itself
+ *    (delivering 0.7 x what the trains measured): sharing it, that rate
+ *    is our share.
  *  - The capacity, probed with the media itself: the pacer sends each
  *    frame at URTP_CC_PACING_FACTOR x the target, and a train of packets
  *    sent back to back arrives spread by the narrowest link on the path.
@@ -133,6 +146,7 @@ typedef struct urtp_cc_stats {
   uint64_t overuses;        /* decreases on the delay gradient */
   uint64_t queue_cuts;      /* ... on the standing queue */
   uint64_t loss_cuts;       /* ... on loss */
+  uint64_t step_downs;      /* ... on a step down of the link, at once */
   uint64_t capacity_raises; /* raises to what a train measured */
   uint64_t probes;          /* frames sent at twice the capacity */
   uint64_t competes;        /* times the queue was found to be another's */
@@ -211,6 +225,9 @@ typedef struct urtp_cc {
   } train;
   urtp_cc_train_t trains[URTP_CC_TRAINS];
   size_t trains_head, trains_n;
+  int64_t trains_from;      /* trains sent before this say nothing */
+  bool stepped;             /* cut on a step down, not back yet */
+  int64_t stepped_at;
   double last_capacity;     /* the last measured (spread) estimate */
   /* loss window */
   uint64_t win_lost, win_total;

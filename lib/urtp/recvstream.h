@@ -184,8 +184,10 @@ typedef struct urtp_recvstream_config {
   uint64_t ccfb_interval;
 } urtp_recvstream_config_t;
 
-/* The longest congestion control feedback waits for a marker bit (ns). */
-#define URTP_RECVSTREAM_CCFB_MAX_INTERVAL 50000000ull
+/* The longest congestion control feedback waits for a marker bit (ns): at
+ * a step down a frame takes hundreds of ms to arrive, and the sender
+ * should know within a frame's time. */
+#define URTP_RECVSTREAM_CCFB_MAX_INTERVAL 25000000ull
 
 /* The least time between two key frame requests, unless a key frame
  * arrived in between (ns). */
