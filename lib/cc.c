@@ -16,7 +16,8 @@
 #define QUEUED_MIN 6              /* ... and this many of them ... */
 #define QUEUED_MIN_SPAN_US 10000  /* ... over this long time the link */
 #define SERVED_DROP 0.7           /* ... cuts go from it below this x the mean */
-#define STEP_DROP 0.5             /* ... and below this, with ... */
+#define STEP_WINDOW_US 30000      /* ... and of the last this long below ... */
+#define STEP_DROP 0.5             /* ... this x the mean, with ... */
 #define STEP_QUEUE_US 150000      /* ... this much queue coming: a step down */
 #define STEP_ALONE 0.7            /* ... for a flow delivering this x the trains' */
 #define STEP_CUT_MIN 0.5          /* of the link's rate: the deepest such cut */
@@ -242,16 +243,18 @@ static int64_t base_min(const urtp_cc_t *cc)
 /* What the bottleneck served while a queue stood: over the arrivals of
  * the last RECENT_WINDOW_US, those that had queued QUEUED_US or more (the
  * link was busy for that long up to each), the bytes after the first over
- * their span, of the newest run of them that came no more than QUEUED_US
- * apart (the link may have idled between runs: a flow at its encoder's
- * floor, one small picture every 33 ms behind another flow's queue, would
- * read as its own rate; a probe's own queue just before a step down would
- * hide it); 0 when there are too few, or when two came more than 4 x
- * their mean apart (it served another flow between them: what they show
- * is then our share, which frame bursts make swing). After a drop in
- * capacity this is the new rate at once, where the recent mean still
- * mixes in arrivals from before. */
-static double delivered_queued(const urtp_cc_t *cc)
+ * their span; 0 when there are too few, or when two came further apart
+ * than QUEUED_US (the link may have idled between them: a flow at its
+ * encoder's floor, one small picture every 33 ms behind another flow's
+ * queue, read as its own rate) or than 4 x their mean (it served another
+ * flow between them: what they show is then our share, which frame
+ * bursts make swing). After a drop in capacity this is the new rate at
+ * once, where the recent mean still mixes in arrivals from before.
+ * With `now_only`, of the last STEP_WINDOW_US only, and of the newest
+ * run of them no more than QUEUED_US apart: the link's rate this moment
+ * (a step down's, not mixed with a standing queue's at the old rate
+ * before it, nor hidden by a gap after a probe's own queue). */
+static double delivered_queued(const urtp_cc_t *cc, bool now_only)
 {
   int64_t base = base_min(cc);
   if (!cc->ack_n || base == INT64_MAX)
@@ -263,9 +266,10 @@ static double delivered_queued(const urtp_cc_t *cc)
   for (size_t i = 0; i < cc->ack_n; i++) {
     const urtp_cc_ack_t *e = &cc->ack[(cc->ack_head + URTP_CC_ACK_RING - 1 - i) %
                                            URTP_CC_ACK_RING];
-    if (e->arrival < newest - RECENT_WINDOW_US || e->owd - base < QUEUED_US)
+    if (e->arrival < newest - (now_only ? STEP_WINDOW_US : RECENT_WINDOW_US) ||
+        e->owd - base < QUEUED_US)
       continue;
-    if (prev != INT64_MIN && llabs(prev - e->arrival) > QUEUED_US)
+    if (now_only && prev != INT64_MIN && llabs(prev - e->arrival) > QUEUED_US)
       break;
     n++;
     bytes += e->bytes;
@@ -279,7 +283,7 @@ static double delivered_queued(const urtp_cc_t *cc)
     if (e->arrival > last)
       last = e->arrival;
   }
-  if (n < QUEUED_MIN || last - first < QUEUED_MIN_SPAN_US ||
+  if (n < QUEUED_MIN || last - first < QUEUED_MIN_SPAN_US || gap > QUEUED_US ||
       gap * (int64_t)(n - 1) > 4 * (last - first))
     return 0;
   return (double)(bytes - first_bytes) * 8e6 / (double)(last - first);
@@ -699,7 +703,7 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
   /* while a queue stands, the link's rate now: cuts go from it when it
    * fell well below the mean (a step down; sharing the link, what it
    * shows swings with the frames) */
-  double served = delivered_queued(cc);
+  double served = delivered_queued(cc, false), served_now = delivered_queued(cc, true);
   compete_update(cc, now, queue, queue_known, hold);
   /* competing, the queue is another's up to URTP_CC_COMPETE_QUEUE: only
    * beyond it does delay cut, or hold growth beyond half of it */
@@ -715,13 +719,13 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
    * drains what is in flight too, from the link's new rate. Not a key
    * frame's own queue: its packets arrive at the link's rate. */
   double coming = 0;
-  if (!cc->competing && !short_of && served > 0 && served < STEP_DROP * delivered &&
+  if (!cc->competing && !short_of && served_now > 0 && served_now < STEP_DROP * delivered &&
       newest_queue > URTP_CC_QUEUE_TARGET && measured && delivered >= STEP_ALONE * cap)
-    coming = queue_coming(cc, served, newest_queue, now - newest_send);
+    coming = queue_coming(cc, served_now, newest_queue, now - newest_send);
   if (coming > STEP_QUEUE_US) {
     if (may_cut) {
       delay_cut(cc, now);
-      capacity_seen(cc, served);
+      capacity_seen(cc, served_now);
       /* what the trains showed is gone (and what was in flight shows
        * it still): they would lift the target back to it, and make the
        * capacity just seen be forgotten */
@@ -729,7 +733,7 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
       cc->trains_from = now;
       double f = QUEUE_BETA - coming / QUEUE_DRAIN_US;
       double before = cc->target;
-      cut(cc, (f < STEP_CUT_MIN ? STEP_CUT_MIN : f) * served, now, &cc->st.step_downs);
+      cut(cc, (f < STEP_CUT_MIN ? STEP_CUT_MIN : f) * served_now, now, &cc->st.step_downs);
       if (cc->target < before) {
         cc->stepped = true;
         cc->stepped_at = now;
