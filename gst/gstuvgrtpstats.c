@@ -589,9 +589,9 @@ static const StatsField sink_fields[] = {
       "standing queue"),
   SINK (cc.loss_cuts, "cc-loss-cuts", G_TYPE_UINT64, "cuts on loss over "
       "10 %"),
-  SINK (cc.step_downs, "cc-step-downs", G_TYPE_UINT64, "cuts at once to "
-      "half the rate the link served our queued packets at, well under "
-      "what it carried before: a step down"),
+  SINK (cc.step_downs, "cc-step-downs", G_TYPE_UINT64, "cuts at once, "
+      "to as low as half the rate the link served our queued packets at "
+      "when that fell well under what it carried: a step down"),
   SINK (cc.capacity_raises, "cc-raises", G_TYPE_UINT64, "raises to the "
       "capacity paced frames showed"),
   SINK (cc.probes, "cc-probes", G_TYPE_UINT64, "frames sent at twice the "
@@ -777,14 +777,13 @@ client_to_structure (const urtp_sendstream_client_t * c,
  * measured), queue-delay-us and cc-rtt-us (#gint64, us), cc-packets and
  * cc-lost (packets the controller had feedback on, lost among them),
  * cc-overuses, cc-queue-cuts and cc-loss-cuts (the target cut on a rising
- * delay gradient, a standing queue, loss), cc-step-downs (cut at once to
- * half the rate the link served our queued packets at: a step down),
- * cc-raises (raised to a
- * measured capacity), cc-probes (frames sent at twice the capacity),
- * cc-competes (times a queue that stood through the cuts on delay was
- * taken for a loss-based flow's: delay then cuts only beyond 250 ms, for
- * 20 s) and cc-competing (#gboolean, it still is);
- * receivers (a
+ * delay gradient, a standing queue, loss), cc-step-downs (cut at once, to
+ * as low as half the rate the link served our queued packets at: a step
+ * down), cc-raises (raised to a measured capacity), cc-probes (frames
+ * sent at twice the capacity), cc-competes (times a queue that stood
+ * through the cuts on delay was taken for a loss-based flow's: delay then
+ * cuts only beyond 250 ms, for 20 s) and cc-competing (#gboolean, it
+ * still is); receivers (a
  * #GstValueArray of "application/x-uvgrtp-receiver" structures, one per
  * receiver that reports, the latest 16, one that says BYE leaves: ssrc,
  * reports, fraction-lost, packets-lost, jitter, ext-max-seq,

@@ -23,16 +23,16 @@
  *    150 ms when less: the bottleneck's now) by enough to drain the queue
  *    in 300 ms; both cuts go from the rate our packets that queued 10 ms
  *    or more arrived at, back to back, when that is under 0.7 x (a step
- *    down: the link's new rate, before the means show it; the newest run
- *    of them no more than 10 ms apart), once per response time and once
- *    packets sent since the last cut met the queue too: a standing queue
- *    that a flat trend hides (a long drop-tail buffer filling slowly)
- *    does not stay.
+ *    down: the link's new rate, before the means show it), once per
+ *    response time and once packets sent since the last cut met the
+ *    queue too: a standing queue that a flat trend hides (a long
+ *    drop-tail buffer filling slowly) does not stay.
  *  - A step down, in one feedback: its newest packet queued over
- *    URTP_CC_QUEUE_TARGET, our queued packets came off the link at under
- *    half the rate delivered, and what was sent since will queue over
- *    150 ms: the target is cut at once, to drain that in 300 ms but to
- *    no less than half the link's rate; until the queue drains the pacer
+ *    URTP_CC_QUEUE_TARGET, our queued packets of the last 30 ms (their
+ *    newest run) came off the link at under half the rate delivered,
+ *    and what was sent since will queue over 150 ms: the target is cut
+ *    at once, to drain that in 300 ms but to no less than half the
+ *    link's rate; until the queue drains the pacer
  *    sends at the target (the buffer is full: a faster frame loses its
  *    tail), no probe goes, and the trains from before are forgotten;
  *    then the target goes back to 0.9 x the link, even while the
