@@ -31,8 +31,9 @@
  *    URTP_CC_QUEUE_TARGET, our queued packets of the last 30 ms (their
  *    newest run) came off the link at under half the rate delivered,
  *    and what was sent since will queue over 150 ms: the target is cut
- *    at once, to drain that in 300 ms but to no less than half the
- *    link's rate; until the queue drains the pacer
+ *    at once (a milder cut just before does not put it off), to drain
+ *    that in 300 ms but to no less than half the link's rate; until the
+ *    queue drains the pacer
  *    sends at the target (the buffer is full: a faster frame loses its
  *    tail), no probe goes, and the trains from before are forgotten;
  *    then the target goes back to 0.9 x the link, even while the
