@@ -650,7 +650,9 @@ static int tx_reserve(urtp_sock_t *s, size_t n)
   if (n <= s->msgs_cap)
     return 0;
   struct mmsghdr *m = malloc(n * sizeof(*m));
-  uint8_t *c = malloc(n * (TX_CMSG_SLOT + 2 * sizeof(uint32_t)));
+  /* zeroed: each control message's padding after its 2 bytes of GSO
+   * size is never written, and goes to the kernel as it is */
+  uint8_t *c = calloc(n, TX_CMSG_SLOT + 2 * sizeof(uint32_t));
   if (!m || !c) {
     free(m);
     free(c);
