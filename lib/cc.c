@@ -703,7 +703,7 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
   /* while a queue stands, the link's rate now: cuts go from it when it
    * fell well below the mean (a step down; sharing the link, what it
    * shows swings with the frames) */
-  double served = delivered_queued(cc, false), served_now = delivered_queued(cc, true);
+  double served = delivered_queued(cc, false);
   compete_update(cc, now, queue, queue_known, hold);
   /* competing, the queue is another's up to URTP_CC_COMPETE_QUEUE: only
    * beyond it does delay cut, or hold growth beyond half of it */
@@ -718,15 +718,19 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
    * pictures lost, none repairable in time behind a full queue). The cut
    * drains what is in flight too, from the link's new rate. Not a key
    * frame's own queue: its packets arrive at the link's rate. */
-  double coming = 0;
-  if (!cc->competing && !short_of && served_now > 0 && served_now < STEP_DROP * delivered &&
-      newest_queue > URTP_CC_QUEUE_TARGET && measured && delivered >= STEP_ALONE * cap)
+  double coming = 0, served_now = 0;
+  if (!cc->competing && !short_of && newest_queue > URTP_CC_QUEUE_TARGET && measured &&
+      delivered >= STEP_ALONE * cap)
+    served_now = delivered_queued(cc, true);  /* a second pass only then */
+  if (served_now > 0 && served_now < STEP_DROP * delivered)
     coming = queue_coming(cc, served_now, newest_queue, now - newest_send);
   if (coming > STEP_QUEUE_US) {
     /* nor does a milder cut just before it put it off by a response
      * time: the step is news that cut did not answer (5.1 simulated,
-     * a cut on a 20 ms queue 50 ms before the step: this one 250 ms
-     * late, and 1579 packets lost in the overflow) */
+     * seed 20: a cut on the 20 ms standing queue one feedback before
+     * the step showed; by a response time later the rate delivered had
+     * fallen under STEP_ALONE x the trains', the rule never fired, and
+     * 1579 packets overflowed) */
     if (may_cut || !cc->stepped) {
       delay_cut(cc, now);
       capacity_seen(cc, served_now);
