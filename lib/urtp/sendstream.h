@@ -153,6 +153,11 @@ typedef struct urtp_sendstream_config {
                                  * picture lacking the sets; N: at the
                                  * first one N seconds after they last went */
   bool send_thread;             /* send on a thread of its own (sendthread.h) */
+  bool send_thread_paced;       /* ... from the first flush that paces on
+                                 * (pacing or congestion control): the
+                                 * pacer's waits then do not hold the
+                                 * caller. Only for a caller whose every
+                                 * push comes with a hold (release) */
   const urtp_srtp_config_t *srtp; /* static keys: profile, key, key_len are
                                  * read (copied); direction and SSRC are
                                  * the stream's. NULL: none */

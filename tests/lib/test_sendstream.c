@@ -535,6 +535,56 @@ static void test_au_inline_mmsg_aggregate(void) { run_aus(URTP_IO_MMSG, false, t
 static void test_au_send_thread(void) { run_aus(URTP_IO_GSO, true, false); }
 static void test_au_send_thread_plain(void) { run_aus(URTP_IO_PLAIN, true, true); }
 
+/* send_thread_paced: inline until pacing is on, then the pacer's waits are
+ * the send thread's. A 200 KB picture paced at 2 Mbit/s takes 0.8 s: the
+ * flush returns at once with it in flight (its hold not yet released),
+ * the drain waits for it, and every byte arrives in order. */
+static void test_paced_thread_on_pacing(void)
+{
+  link_t l;
+  REQUIRE(link_open(&l, URTP_IO_GSO, 4 << 20) == 0);
+  urtp_sendstream_config_t cfg = base_cfg(&h265_au);
+  cfg.send_thread_paced = true;
+  urtp_sendstream_t *ss;
+  REQUIRE(urtp_sendstream_new(&ss, &l.tx, &cfg) == 0);
+  au_t aus[2];
+  nal_spec_t small[] = { { AUD, 3, 0 }, { VPS, 24, 0 }, { SPS, 40, 0 }, { PPS, 8, 0 },
+                         { IDR, 3000, 0 } };
+  nal_spec_t big[] = { { TRAIL_R, 200000, 0 } };
+  au_build(&aus[0], small, 5, 11, NULL, 0, 0);
+  au_build(&aus[1], big, 1, 12, NULL, 0, 0);
+  /* not paced: inline, released by the flush */
+  CHECK(urtp_sendstream_push(ss, aus[0].hold.data, aus[0].hold.len, 0, 0, 0, &aus[0].hold) > 0);
+  CHECK_EQ(urtp_sendstream_flush(ss), 0);
+  CHECK_EQ(aus[0].hold.released, 1);
+  urtp_sendstream_set_pacing(ss, 2000000, 0, 16384);
+  CHECK(urtp_sendstream_push(ss, aus[1].hold.data, aus[1].hold.len, 3000, 33333333, 0,
+                             &aus[1].hold) > 0);
+  int64_t t0 = mono_ms();
+  CHECK_EQ(urtp_sendstream_flush(ss), 0);
+  int64_t flush_ms = mono_ms() - t0;
+  CHECK_EQ(aus[1].hold.released, 0);
+  CHECK(flush_ms < 300);
+  CHECK_EQ(urtp_sendstream_drain(ss), 0);
+  int64_t drain_ms = mono_ms() - t0;
+  printf("# flush %lld ms, drained after %lld ms\n", (long long)flush_ms, (long long)drain_ms);
+  CHECK(drain_ms >= 500);
+  urtp_sendstream_stats_t st;
+  urtp_sendstream_get_stats(ss, &st);
+  CHECK_EQ(st.send_thread_error, 0);
+  CHECK(st.pacing_waits > 0);
+  rx_collect(&l, st.packets, 2000);
+  CHECK_EQ(rxl.n, st.packets);
+  CHECK_EQ(check_headers(SEQ0), 2);
+  check_aus(URTP_CODEC_H265, aus, 2, NULL);
+  urtp_sendstream_free(ss);
+  check_released_once(aus, 2);
+  for (size_t i = 0; i < 2; i++)
+    au_free(&aus[i]);
+  rx_reset();
+  link_close(&l);
+}
+
 /* Several pushes per flush (a buffer list): one send, holds after it. */
 static void test_several_pushes_per_flush(void)
 {
@@ -1845,6 +1895,7 @@ int main(void)
   TAP_RUN(test_fanout_thread);
   TAP_RUN(test_au_paced_inline);
   TAP_RUN(test_au_paced_thread);
+  TAP_RUN(test_paced_thread_on_pacing);
   TAP_RUN(test_au_paced_mmsg);
   TAP_RUN(test_pacing_behind);
   TAP_RUN(test_rtcp);
