@@ -23,6 +23,8 @@
 #define STEP_CUT_MIN 0.5          /* of the link's rate: the deepest such cut */
 #define STEP_HOLD_US 2000000      /* pacing at the target after it, at most */
 #define TRAIN_WINDOW_US 1000000
+#define LB_OUTRANK 1.4            /* an unspread train beyond this x the spread */
+#define LB_ALONE 0.8              /* ... while we deliver this x their capacity */
 #define LOSS_WINDOW 20
 #define TREND_GAIN 4.0
 #define TREND_MAX_DELTAS 60
@@ -35,6 +37,7 @@
 #define QUEUE_DRAIN_US 300000
 #define QUEUE_CUT_MIN 0.7         /* of the rate: the deepest cut on the queue */
 #define RAISE_SHARE 0.9
+#define GROW_SHARE 0.97           /* of the trains' capacity: growth stops */
 #define QUEUE_WINDOW_US 100000
 #define PROBE_ABOVE 1.25
 #define PROBE_FACTOR 2.0
@@ -469,6 +472,13 @@ static int cmp_double(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+/* Whether we deliver about what the path's capacity is (alone on it, or
+ * the other flows' share is no room of ours). */
+static bool fills(const urtp_cc_t *cc, double capacity)
+{
+  return capacity > 0 && cc->delivered >= LB_ALONE * capacity;
+}
+
 /* What the recent trains say of the capacity: *spread_n of them were
  * spread by the path (the last 2 s; their median is returned, or the
  * largest lower bound of the last second when more), else that lower
@@ -488,11 +498,19 @@ static double capacity_estimate(const urtp_cc_t *cc, int64_t now, size_t *spread
   if (!n)
     return lb;
   qsort(v, n, sizeof v[0], cmp_double);
-  /* a train the path carried unspread faster than the spread ones say (a
-   * probe, after a step up) outranks them: jitter stretches trains paced
-   * near the capacity known, and alone they would let it grow only as
-   * fast as the pace above it */
-  return v[n / 2] > lb ? v[n / 2] : lb;
+  /* a train the path carried unspread well faster than the spread ones
+   * say (a probe, after a step up) outranks them: jitter stretches trains
+   * paced near the capacity known, and alone they would let it grow only
+   * as fast as the pace above it. Not one a little faster: a token
+   * bucket's burst lets a short train through at the pace (5.1 at 10
+   * Mbit/s, tbf: trains of 2-7 packets read 11-12.8 Mbit/s, every few
+   * seconds; the target followed them above the link, and back) while
+   * we fill what the spread ones measure. Sharing the path, the other
+   * flow's room is what such trains show, and they are how the smaller
+   * flow grows (held to 1.25 x always, a real 5.2 run's flows drifted
+   * apart: 1.3-3.0) */
+  double med = v[n / 2];
+  return (fills(cc, med) ? LB_OUTRANK * med : med) > lb ? med : lb;
 }
 
 /* Trains of the last two seconds that showed more than bps. */
@@ -668,13 +686,18 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
   double cap = capacity_now(cc, now, &spread);
   bool measured = spread > 0;
   /* the capacity last cut at is forgotten once the target is well past it
-   * (GCC's three deviations), or two trains of the last two seconds show
-   * well more (one may be a token bucket's burst). Not three of the last
-   * second: the pacer sends a little under its rate, so after a step up
-   * only the probe frames (one a second) may show more than 1.2 x, and
-   * waiting for three in a second held the target to 2 %/s growth. */
+   * (GCC's three deviations), or the trains show well more: while we fill
+   * what they measure, their estimate (one spread short train may be a
+   * token bucket's burst: at 10 Mbit/s, two of those in two seconds made
+   * it forgotten every few seconds, and the target rose above the link);
+   * else two trains of the last two seconds (one may be such a burst).
+   * Not three of the last second: the pacer sends a little under its
+   * rate, so after a step up only the probe frames (one a second) may
+   * show more than 1.2 x, and waiting for three in a second held the
+   * target to 2 %/s growth. */
   if (cc->cap_valid && (cc->target > cc->cap_avg + 3 * sqrt(cc->cap_var) ||
-                        trains_above(cc, now, 1.2 * cc->cap_avg) >= 2))
+                        (fills(cc, cap) ? cap > 1.2 * cc->cap_avg
+                                        : trains_above(cc, now, 1.2 * cc->cap_avg) >= 2)))
     cc->cap_valid = false;
 
   /* the queue that holds growth, plus a full packet's time at the
@@ -804,13 +827,16 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
     } else {
       t *= pow(1.08, dt);
     }
-    /* not beyond what the path has shown it carries, nor beyond the
-     * capacity the trains measured */
+    /* not beyond what the path has shown it carries, nor beyond a little
+     * under the capacity the trains measured: they read it 1-2 % high
+     * (the receiver's 250 us steps), and an encoder that makes what it is
+     * asked for then built a queue at each approach (5.1 at 10 Mbit/s,
+     * 20-70 ms every 3-4 s) */
     double ceiling = 1.5 * delivered + 10000;
     if (short_of && RAISE_SHARE * carried_max(cc) > ceiling)
       ceiling = RAISE_SHARE * carried_max(cc);
-    if (measured && cap < ceiling)
-      ceiling = cap;
+    if (measured && GROW_SHARE * cap < ceiling)
+      ceiling = GROW_SHARE * cap;
     if ((delivered > 0 || measured) && t > ceiling)
       t = cc->target > ceiling ? cc->target : ceiling;
     cc->target = t;
