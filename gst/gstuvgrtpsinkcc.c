@@ -24,7 +24,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_uvgrtp_sink_cc_debug);
 #define DEFAULT_MESSAGE_THRESHOLD 0.1
 /* the encoder is told again when the target moved this much, at most this
  * often upwards (a cut goes at once) */
-#define ENCODER_STEP 0.05
+#define ENCODER_STEP 0.02
 #define ENCODER_INTERVAL_US 250000
 
 GType

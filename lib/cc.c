@@ -8,6 +8,7 @@
 #define GROUP_GAP_US 2500         /* a longer pause in sending ends a group */
 #define GROUP_SPAN_US 50000       /* ... and so does this much sending */
 #define TRAIN_MIN_AFTER 2        /* packets from the second send on */
+#define TRAIN_MIN_SPAN_US 2000   /* ... over this long at least */
 #define DELIVERED_WINDOW_US 500000
 #define DELIVERED_MIN_SPAN_US 200000
 #define RECENT_WINDOW_US 150000
@@ -25,6 +26,7 @@
 #define TRAIN_WINDOW_US 1000000
 #define LB_OUTRANK 1.4            /* an unspread train beyond this x the spread */
 #define LB_ALONE 0.8              /* ... while we deliver this x their capacity */
+#define LB_MIN_SPAN_US 8000       /* ... and lasting this long */
 #define LOSS_WINDOW 20
 #define TREND_GAIN 4.0
 #define TREND_MAX_DELTAS 60
@@ -398,9 +400,9 @@ static void detect(urtp_cc_t *cc, int64_t now)
   }
 }
 
-static void train_sample(urtp_cc_t *cc, int64_t at, double bps, bool measured)
+static void train_sample(urtp_cc_t *cc, int64_t at, double bps, bool measured, int64_t span)
 {
-  cc->trains[cc->trains_head] = (urtp_cc_train_t){ at, bps, measured };
+  cc->trains[cc->trains_head] = (urtp_cc_train_t){ at, bps, measured, span };
   cc->trains_head = (cc->trains_head + 1) % URTP_CC_TRAINS;
   if (cc->trains_n < URTP_CC_TRAINS)
     cc->trains_n++;
@@ -446,14 +448,17 @@ static void group_done(urtp_cc_t *cc, const urtp_cc_group_t *g, int64_t first_ar
   int64_t send_span = g->last_send - cc->train.second_send;
   int64_t arr_span = cc->train.last_arrival - cc->train.second_arrival;
   bytes = cc->train.bytes2;
-  if (arr_span <= 0)
+  /* too short to time at the receiver's 250 us steps (two packets a step
+   * apart read 44.8 Mbit/s, and such bounds outranked the spread trains:
+   * a raise to 17 Mbit/s on a 10 Mbit/s link) */
+  if (arr_span <= 0 || (arr_span < TRAIN_MIN_SPAN_US && send_span < TRAIN_MIN_SPAN_US))
     return;
   /* spread: arriving slower than sent, beyond the receiver's 250 us steps
    * and beyond what the path's jitter does to a train's ends (a late last
    * packet stretches a train; only the stretched ones would be taken, and
    * the capacity read low) */
   if (arr_span > send_span + send_span / 10 + 250 + (int64_t)(2 * cc->jitter_us)) {
-    train_sample(cc, now, (double)bytes * 8e6 / (double)arr_span, true);
+    train_sample(cc, now, (double)bytes * 8e6 / (double)arr_span, true, arr_span);
     return;
   }
   /* not spread: the path carried it as fast as it went, which says no
@@ -463,7 +468,7 @@ static void group_done(urtp_cc_t *cc, const urtp_cc_group_t *g, int64_t first_ar
   double known = cc->last_capacity > cc->target ? cc->last_capacity : cc->target;
   if (lb > PROBE_FACTOR * known)
     lb = PROBE_FACTOR * known;
-  train_sample(cc, now, lb, false);
+  train_sample(cc, now, lb, false, arr_span > send_span ? arr_span : send_span);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -473,10 +478,12 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Whether we deliver about what the path's capacity is (alone on it, or
- * the other flows' share is no room of ours). */
+ * the other flows' share is no room of ours): now, or when last cut (just
+ * after a cut, the encoder has followed it). */
 static bool fills(const urtp_cc_t *cc, double capacity)
 {
-  return capacity > 0 && cc->delivered >= LB_ALONE * capacity;
+  double d = cc->cap_valid && cc->cap_avg > cc->delivered ? cc->cap_avg : cc->delivered;
+  return capacity > 0 && d >= LB_ALONE * capacity;
 }
 
 /* What the recent trains say of the capacity: *spread_n of them were
@@ -498,6 +505,7 @@ static double capacity_estimate(const urtp_cc_t *cc, int64_t now, size_t *spread
   if (!n)
     return lb;
   qsort(v, n, sizeof v[0], cmp_double);
+  double med = v[n / 2];
   /* a train the path carried unspread well faster than the spread ones
    * say (a probe, after a step up) outranks them: jitter stretches trains
    * paced near the capacity known, and alone they would let it grow only
@@ -505,12 +513,23 @@ static double capacity_estimate(const urtp_cc_t *cc, int64_t now, size_t *spread
    * bucket's burst lets a short train through at the pace (5.1 at 10
    * Mbit/s, tbf: trains of 2-7 packets read 11-12.8 Mbit/s, every few
    * seconds; the target followed them above the link, and back) while
-   * we fill what the spread ones measure. Sharing the path, the other
-   * flow's room is what such trains show, and they are how the smaller
-   * flow grows (held to 1.25 x always, a real 5.2 run's flows drifted
-   * apart: 1.3-3.0) */
-  double med = v[n / 2];
-  return (fills(cc, med) ? LB_OUTRANK * med : med) > lb ? med : lb;
+   * we fill what the spread ones measure; nor a short one (a tbf at 10
+   * Mbit/s let three packets through in 2 ms: 16.8 Mbit/s). Sharing the
+   * path, the other flow's room is what such trains show, and they are
+   * how the smaller flow grows (held to 1.25 x always, a real 5.2 run's
+   * flows drifted apart: 1.3-3.0) */
+  if (fills(cc, med)) {
+    lb = 0;
+    for (size_t i = 0; i < cc->trains_n; i++) {
+      const urtp_cc_train_t *t = &cc->trains[i];
+      if (!t->measured && t->at >= now - TRAIN_WINDOW_US && t->span >= LB_MIN_SPAN_US &&
+          t->bps > lb)
+        lb = t->bps;
+    }
+    if (lb <= LB_OUTRANK * med)
+      return med;
+  }
+  return med > lb ? med : lb;
 }
 
 /* Trains of the last two seconds that showed more than bps. */

@@ -169,6 +169,7 @@ typedef struct urtp_cc_train {
   int64_t at;               /* when it was measured (the caller's clock) */
   double bps;
   bool measured;            /* spread by the path; else a lower bound */
+  int64_t span;             /* us it lasted (sent or arriving, the longer) */
 } urtp_cc_train_t;
 
 typedef struct urtp_cc_owd {
