@@ -24,6 +24,7 @@
 #define STEP_CUT_MIN 0.5          /* of the link's rate: the deepest such cut */
 #define STEP_HOLD_US 2000000      /* pacing at the target after it, at most */
 #define TRAIN_WINDOW_US 1000000
+#define FORGET_QUIET_US 3000000   /* no forgetting by trains this soon after a delay cut */
 #define LB_OUTRANK 1.4            /* an unspread train beyond this x the spread */
 #define LB_ALONE 0.8              /* ... while we deliver this x their capacity */
 #define LB_MIN_SPAN_US 8000       /* ... and lasting this long */
@@ -38,6 +39,9 @@
 #define QUEUE_BETA 0.95
 #define QUEUE_DRAIN_US 300000
 #define QUEUE_CUT_MIN 0.7         /* of the rate: the deepest cut on the queue */
+#define CUT_FALL_US 1000000       /* no delay cut this soon after one while its queue falls */
+#define CUT_SHARE 0.35            /* of the trains' capacity: below, delay cuts scale down */
+#define DEEP_SHORT 0.25           /* an encoder making under this x the target: no delay cut */
 #define RAISE_SHARE 0.9
 #define GROW_SHARE 0.97           /* of the trains' capacity: growth stops */
 #define QUEUE_WINDOW_US 100000
@@ -74,7 +78,7 @@ void urtp_cc_init(urtp_cc_t *cc, const urtp_cc_config_t *cfg)
   cc->carried_slot = -1;
   for (size_t i = 0; i < URTP_CC_BASE_SLOTS; i++)
     cc->base[i] = INT64_MAX;
-  cc->last_cut = cc->last_raise = INT64_MIN / 2;
+  cc->last_cut = cc->last_raise = cc->last_delay_cut = INT64_MIN / 2;
 }
 
 void urtp_cc_set_bounds(urtp_cc_t *cc, uint64_t min_bps, uint64_t max_bps)
@@ -688,6 +692,23 @@ static void raise_back(urtp_cc_t *cc, int64_t now, double cap, int64_t response)
   }
 }
 
+/* A delay cut to `to`, made shallower for a flow delivering under
+ * CUT_SHARE of what the trains measure the path carries: in proportion
+ * to its share. The queue is then mostly another flow's, whose own cut
+ * (deeper, the larger its share) drains it; cut as deep, the smaller of
+ * two flows lost more of its share at each of the larger one's queues,
+ * and was held at an encoder's floor (5.2 at 2.5 Mbit/s: 40 kbit/s of
+ * 2.5 Mbit/s, for the rest of the run). */
+static double delay_cut_to(const urtp_cc_t *cc, double to, double cap, bool measured)
+{
+  if (!measured || cap <= 0 || to >= cc->target)
+    return to;
+  double share = cc->delivered / cap / CUT_SHARE;
+  if (share >= 1)
+    return to;
+  return cc->target * (1 - (1 - to / cc->target) * share);
+}
+
 static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
                    bool queue_since_cut, int64_t newest_send, int64_t newest_queue)
 {
@@ -713,10 +734,15 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
    * Not three of the last second: the pacer sends a little under its
    * rate, so after a step up only the probe frames (one a second) may
    * show more than 1.2 x, and waiting for three in a second held the
-   * target to 2 %/s growth. */
+   * target to 2 %/s growth. Not by trains within FORGET_QUIET_US of a
+   * cut on delay: sharing a path, trains read the link, not our share
+   * (the other flow is idle between its frames), and the larger of two
+   * flows went back to 0.9 x the link every few seconds, its queue
+   * cutting the other each time. */
   if (cc->cap_valid && (cc->target > cc->cap_avg + 3 * sqrt(cc->cap_var) ||
                         (fills(cc, cap) ? cap > 1.2 * cc->cap_avg
-                                        : trains_above(cc, now, 1.2 * cc->cap_avg) >= 2)))
+                                        : trains_above(cc, now, 1.2 * cc->cap_avg) >= 2 &&
+                                              now - cc->last_delay_cut >= FORGET_QUIET_US)))
     cc->cap_valid = false;
 
   /* the queue that holds growth, plus a full packet's time at the
@@ -731,6 +757,15 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
    * encoder asked for far less than it can make; sharing a path, such a
    * flow was cut to the minimum by each of the other's queues) */
   bool short_of = delivered > 0 && delivered < 0.5 * cc->target;
+  /* no cut on delay: for an encoder making under DEEP_SHORT of the target
+   * (x264enc at 720p, asked for 400 kbit/s, made 20-40), whose packets
+   * are not what queues, and whose cut would only lower an ask it does
+   * not follow (it grows back instead: see the growth below); nor, for
+   * CUT_FALL_US after one, while the queue it answered falls (the cut,
+   * or the other flow's, is working) */
+  bool no_delay_cut =
+      (delivered > 0 && delivered < DEEP_SHORT * cc->target) ||
+      (queue_known && queue < cc->cut_queue && now - cc->last_delay_cut < CUT_FALL_US);
   int64_t hold = URTP_CC_QUEUE_HOLD +
                  (link > 0 ? (int64_t)(1200 * 8 * 1e6 / (link > 1e6 ? link : 1e6)) : 0);
 
@@ -790,20 +825,25 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
       }
     }
   } else if (cc->usage == URTP_CC_OVERUSE && (!cc->competing || queue > queue_cut)) {
-    if (may_cut) {
+    if (may_cut && !no_delay_cut) {
       delay_cut(cc, now);
+      cc->cut_queue = queue_known ? queue : 0;
+      cc->last_delay_cut = now;
       double rate = served > 0 && served < SERVED_DROP * delivered ? served : delivered;
       if (!short_of)
         capacity_seen(cc, rate);
-      cut(cc, BETA * (rate > 0 && !short_of ? rate : cc->target), now, &cc->st.overuses);
+      cut(cc, delay_cut_to(cc, BETA * (rate > 0 && !short_of ? rate : cc->target), cap, measured),
+          now, &cc->st.overuses);
     }
   } else if (queue_known && queue > queue_cut) {
     /* and only once packets sent since the last cut met it too: the
      * queue delays its own feedback, and a cut is not seen to work
      * until a queue's length after it (after a step down, cut after cut
      * on a full 300 ms queue took the flows far below the capacity) */
-    if (may_cut && queue_since_cut) {
+    if (may_cut && queue_since_cut && !no_delay_cut) {
       delay_cut(cc, now);
+      cc->cut_queue = queue;
+      cc->last_delay_cut = now;
       /* below the delivered rate by enough to drain the queue in about
        * QUEUE_DRAIN_US; the rate of the last moments when less (the queue
        * makes it the bottleneck's rate now) */
@@ -815,8 +855,10 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
         rate = cc->target;
       else
         capacity_seen(cc, rate);
-      cut(cc, (f < QUEUE_CUT_MIN ? QUEUE_CUT_MIN : f) * (rate > 0 ? rate : cc->target), now,
-          &cc->st.queue_cuts);
+      cut(cc,
+          delay_cut_to(cc, (f < QUEUE_CUT_MIN ? QUEUE_CUT_MIN : f) * (rate > 0 ? rate : cc->target),
+                       cap, measured),
+          now, &cc->st.queue_cuts);
     }
   } else if (loss > 0.1) {
     if (may_cut)

@@ -185,6 +185,8 @@ typedef struct urtp_cc {
   double raised_to;         /* ... to this (0: a cut came since) */
   double ceiling;           /* raises stop here (a raise that failed) */
   int64_t ceiling_until;
+  int64_t cut_queue;        /* the queue the last delay cut answered (us) */
+  int64_t last_delay_cut;   /* when that was */
   /* delivered rate: the last packets' arrivals and sizes */
   urtp_cc_ack_t ack[URTP_CC_ACK_RING];
   size_t ack_head, ack_n;
