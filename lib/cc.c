@@ -39,6 +39,11 @@
 #define QUEUE_BETA 0.95
 #define QUEUE_DRAIN_US 300000
 #define QUEUE_CUT_MIN 0.7         /* of the rate: the deepest cut on the queue */
+#define SHORT_QUEUE_US 40000      /* alone, a queue under this ... */
+#define SHORT_DRAIN_US 1000000    /* ... drains over this long */
+#define SHORT_ALONE 0.85          /* alone: delivering this x the trains' capacity */
+#define SHORT_TRAINS 1.1          /* ... and no train of ... */
+#define SHORT_SPAN_US 3000000     /* ... the last this long above this x it */
 #define CUT_FALL_US 1000000       /* no delay cut this soon after one while its queue falls */
 #define CUT_SHARE 0.35            /* of the trains' capacity: below, delay cuts scale down */
 #define DEEP_SHORT 0.25           /* an encoder making under this x the target: no delay cut */
@@ -49,6 +54,8 @@
 #define PROBE_FACTOR 2.0
 #define RAISE_FAIL_US 1000000
 #define CEILING_US 5000000
+#define PULL_US 5000000           /* a raise this recent ... */
+#define PULL_SPAN_US 2000000      /* ... is taken back if no train of this long showed more */
 #define PROBE_INTERVAL_US 1000000
 #define RTT_MEMORY_US 5000000
 #define JITTER_INIT_US 2000.0
@@ -545,6 +552,20 @@ static size_t trains_above(const urtp_cc_t *cc, int64_t now, double bps)
   return n;
 }
 
+/* The most a train of the last `window` us showed, of those that lasted
+ * LB_MIN_SPAN_US at least (a token bucket lets shorter ones through at
+ * the pace: at 10 Mbit/s, 3-5 ms trains read 11-12.4). */
+static double trains_max(const urtp_cc_t *cc, int64_t now, int64_t window)
+{
+  double m = 0;
+  for (size_t i = 0; i < cc->trains_n; i++) {
+    const urtp_cc_train_t *t = &cc->trains[i];
+    if (t->at >= now - window && t->span >= LB_MIN_SPAN_US && t->bps > m)
+      m = t->bps;
+  }
+  return m;
+}
+
 /* capacity_estimate, remembered (the lower bounds' reference). */
 static double capacity_now(urtp_cc_t *cc, int64_t now, size_t *spread_n)
 {
@@ -787,6 +808,24 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
   int64_t queue_cut = cc->competing ? URTP_CC_COMPETE_QUEUE : URTP_CC_QUEUE_TARGET;
   if (cc->competing)
     hold = URTP_CC_COMPETE_QUEUE / 2;
+  /* alone on the path, a short queue is the encoder's: x264enc's output
+   * swings a few % around its ask, and a late frame comes with the next.
+   * Such a queue, seen on delay or standing, drains over SHORT_DRAIN_US
+   * below what was delivered (x264enc swings back under its ask: often
+   * no cut at all), not with a cut of 12-15 % below it, which x264enc answered with a second at 20
+   * % under its new ask (5.1 at 25 Mbit/s: 88 % utilisation). Alone: we
+   * deliver what the trains measure, and none of the last SHORT_SPAN_US
+   * showed much more (sharing, the other flow is idle between its
+   * frames, and some of ours, probes, read the link: there, as deep a cut
+   * as the other's keeps the two fair). Not a target above what they
+   * measure (a raise on trains a token bucket let through fast): that
+   * queue grows. */
+  bool own_queue = !cc->competing && !short_of && measured && queue_known &&
+                   queue < SHORT_QUEUE_US && delivered >= SHORT_ALONE * cap &&
+                   trains_max(cc, now, SHORT_SPAN_US) < SHORT_TRAINS * delivered;
+  double own_f = 1 - (double)queue / SHORT_DRAIN_US;
+  double own_to = GROW_SHARE * cap;
+
   /* a step down, seen in one feedback: the link serves the packets that
    * queued at well under half the rate delivered. The least delay of the
    * last 100 ms that the rules below go by shows the queue only 100 ms
@@ -832,8 +871,9 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
       double rate = served > 0 && served < SERVED_DROP * delivered ? served : delivered;
       if (!short_of)
         capacity_seen(cc, rate);
-      cut(cc, delay_cut_to(cc, BETA * (rate > 0 && !short_of ? rate : cc->target), cap, measured),
-          now, &cc->st.overuses);
+      double to = BETA * (rate > 0 && !short_of ? rate : cc->target);
+      cut(cc, own_queue ? fmin(own_f * rate, own_to) : delay_cut_to(cc, to, cap, measured), now,
+          &cc->st.overuses);
     }
   } else if (queue_known && queue > queue_cut) {
     /* and only once packets sent since the last cut met it too: the
@@ -855,10 +895,9 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
         rate = cc->target;
       else
         capacity_seen(cc, rate);
-      cut(cc,
-          delay_cut_to(cc, (f < QUEUE_CUT_MIN ? QUEUE_CUT_MIN : f) * (rate > 0 ? rate : cc->target),
-                       cap, measured),
-          now, &cc->st.queue_cuts);
+      double to = (f < QUEUE_CUT_MIN ? QUEUE_CUT_MIN : f) * (rate > 0 ? rate : cc->target);
+      cut(cc, own_queue ? fmin(own_f * rate, own_to) : delay_cut_to(cc, to, cap, measured), now,
+          &cc->st.queue_cuts);
     }
   } else if (loss > 0.1) {
     if (may_cut)
@@ -930,6 +969,21 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
       cc->raised_to = to;
       cc->st.capacity_raises++;
     }
+  }
+  /* a raise the trains no longer bear out is taken back to what they
+   * measure, once, while alone: below the link, a token bucket full of
+   * tokens lets a paced frame through faster than it serves, and after a
+   * step up the raises went to 0.9 x 26-28 Mbit/s of a 25 Mbit/s tbf;
+   * x264enc, ramping up, reached that 3-4 s later, and the queue it made
+   * was cut at by 20 % (5.1: 88-91 % utilisation at 25 Mbit/s). The
+   * trains are the link's once the encoder fills what they measure: the
+   * bucket stays empty */
+  if (measured && !cc->competing && !short_of && cc->raised_to > 0 &&
+      cc->pulled != cc->last_raise && now - cc->last_raise < PULL_US && cc->target > cap &&
+      delivered >= SHORT_ALONE * cap && delivered >= SHORT_ALONE * cc->target &&
+      trains_max(cc, now, PULL_SPAN_US) < SHORT_TRAINS * delivered) {
+    cc->target = GROW_SHARE * cap;
+    cc->pulled = cc->last_raise;
   }
   /* the way back is open once the queue drained (or, whatever came
    * between, after STEP_HOLD_US) */

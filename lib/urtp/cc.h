@@ -183,6 +183,7 @@ typedef struct urtp_cc {
   int64_t last_cut;         /* when the target was last cut */
   int64_t last_raise;       /* ... last raised to a train's capacity */
   double raised_to;         /* ... to this (0: a cut came since) */
+  int64_t pulled;           /* the last_raise last taken back to the trains */
   double ceiling;           /* raises stop here (a raise that failed) */
   int64_t ceiling_until;
   int64_t cut_queue;        /* the queue the last delay cut answered (us) */

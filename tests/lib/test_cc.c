@@ -393,8 +393,11 @@ static void variable_capacity(int64_t one_way, uint64_t seed)
   CHECK(up <= 5);
   CHECK(down <= 3);
   CHECK(back <= 5);
+  /* the issue asks for 90 %; alone, a short queue of the encoder's own
+   * is drained without a deep cut, and the simulated flow keeps 94 %
+   * (each deep cut took it to 92-93) */
   for (int i = 0; i < 4; i++)
-    CHECK(u[i] >= 0.9);
+    CHECK(u[i] >= 0.94);
   CHECK((double)other / (double)s.sent <= 0.001);
   /* the queue after the step down is ours: it drains, no competing */
   CHECK_EQ(s.st.competes, 0);
@@ -403,7 +406,7 @@ static void variable_capacity(int64_t one_way, uint64_t seed)
 
 static void test_variable_capacity(void)
 {
-  variable_capacity(50000, 7);
+  variable_capacity(50000, getenv("CC_SEED") ? strtoull(getenv("CC_SEED"), NULL, 10) : 7);
 }
 
 /* RFC 8867 asks for 5.1 at 100 ms one way too. */
