@@ -812,14 +812,15 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
    * swings a few % around its ask, and a late frame comes with the next.
    * Such a queue, seen on delay or standing, drains over SHORT_DRAIN_US
    * below what was delivered (x264enc swings back under its ask: often
-   * no cut at all), not with a cut of 12-15 % below it, which x264enc answered with a second at 20
-   * % under its new ask (5.1 at 25 Mbit/s: 88 % utilisation). Alone: we
-   * deliver what the trains measure, and none of the last SHORT_SPAN_US
-   * showed much more (sharing, the other flow is idle between its
-   * frames, and some of ours, probes, read the link: there, as deep a cut
-   * as the other's keeps the two fair). Not a target above what they
-   * measure (a raise on trains a token bucket let through fast): that
-   * queue grows. */
+   * no cut at all), and at most to GROW_SHARE x the trains' capacity (a
+   * target above it, from a raise on trains a token bucket let through
+   * fast, makes a queue that grows). Not with a cut of 12-15 %, which
+   * x264enc answered with a second at 20 % under its new ask (5.1 at 25
+   * Mbit/s: 88 % utilisation). Alone: we deliver what the trains
+   * measure, and none of the last SHORT_SPAN_US showed much more
+   * (sharing, the other flow is idle between its frames, and some of
+   * ours, probes, read the link: there, as deep a cut as the other's
+   * keeps the two fair). */
   bool own_queue = !cc->competing && !short_of && measured && queue_known &&
                    queue < SHORT_QUEUE_US && delivered >= SHORT_ALONE * cap &&
                    trains_max(cc, now, SHORT_SPAN_US) < SHORT_TRAINS * delivered;
