@@ -41,6 +41,7 @@
 #define QUEUE_CUT_MIN 0.7         /* of the rate: the deepest cut on the queue */
 #define SHORT_QUEUE_US 40000      /* alone, a queue under this ... */
 #define SHORT_DRAIN_US 1000000    /* ... drains over this long */
+#define SHORT_AGAIN_US 1000000    /* ... from the target when cut this recently */
 #define SHORT_ALONE 0.85          /* alone: delivering this x the trains' capacity */
 #define SHORT_TRAINS 1.1          /* ... and no train of ... */
 #define SHORT_SPAN_US 3000000     /* ... the last this long above this x it */
@@ -826,6 +827,11 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
                    trains_max(cc, now, SHORT_SPAN_US) < SHORT_TRAINS * delivered;
   double own_f = 1 - (double)queue / SHORT_DRAIN_US;
   double own_to = GROW_SHARE * cap;
+  /* still there SHORT_AGAIN_US after a delay cut, it is the encoder
+   * making more than asked (x264enc at 6 Mbit/s: 2-4 %): that cut goes
+   * from the target (from what was delivered, it asked no less, and the
+   * queue stood at 20-40 ms for 3 s) */
+  bool own_again = now - cc->last_delay_cut < SHORT_AGAIN_US;
 
   /* a step down, seen in one feedback: the link serves the packets that
    * queued at well under half the rate delivered. The least delay of the
@@ -873,7 +879,7 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
       if (!short_of)
         capacity_seen(cc, rate);
       double to = BETA * (rate > 0 && !short_of ? rate : cc->target);
-      cut(cc, own_queue ? fmin(own_f * rate, own_to) : delay_cut_to(cc, to, cap, measured), now,
+      cut(cc, own_queue ? fmin(own_f * (own_again ? fmin(rate, cc->target) : rate), own_to) : delay_cut_to(cc, to, cap, measured), now,
           &cc->st.overuses);
     }
   } else if (queue_known && queue > queue_cut) {
@@ -897,7 +903,7 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
       else
         capacity_seen(cc, rate);
       double to = (f < QUEUE_CUT_MIN ? QUEUE_CUT_MIN : f) * (rate > 0 ? rate : cc->target);
-      cut(cc, own_queue ? fmin(own_f * rate, own_to) : delay_cut_to(cc, to, cap, measured), now,
+      cut(cc, own_queue ? fmin(own_f * (own_again ? fmin(rate, cc->target) : rate), own_to) : delay_cut_to(cc, to, cap, measured), now,
           &cc->st.queue_cuts);
     }
   } else if (loss > 0.1) {
