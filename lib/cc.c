@@ -731,6 +731,21 @@ static double delay_cut_to(const urtp_cc_t *cc, double to, double cap, bool meas
   return cc->target * (1 - (1 - to / cc->target) * share);
 }
 
+/* The cut on a queue of the encoder's own (see update): one that drains
+ * it over SHORT_DRAIN_US below `rate`, and to GROW_SHARE x the trains'
+ * capacity `cap` at most. Within SHORT_AGAIN_US of the previous delay
+ * cut (`again`), the queue is the encoder making more than asked
+ * (x264enc at 6 Mbit/s: 2-4 %), and the cut goes from the target: from
+ * what was delivered it asked no less, and the queue stood at 20-40 ms
+ * for 3 s. */
+static double own_cut_to(const urtp_cc_t *cc, double rate, int64_t queue, double cap,
+                         bool again)
+{
+  if (again && cc->target < rate)
+    rate = cc->target;
+  return fmin((1 - (double)queue / SHORT_DRAIN_US) * rate, GROW_SHARE * cap);
+}
+
 static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
                    bool queue_since_cut, int64_t newest_send, int64_t newest_queue)
 {
@@ -825,12 +840,6 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
   bool own_queue = !cc->competing && !short_of && measured && queue_known &&
                    queue < SHORT_QUEUE_US && delivered >= SHORT_ALONE * cap &&
                    trains_max(cc, now, SHORT_SPAN_US) < SHORT_TRAINS * delivered;
-  double own_f = 1 - (double)queue / SHORT_DRAIN_US;
-  double own_to = GROW_SHARE * cap;
-  /* still there SHORT_AGAIN_US after a delay cut, it is the encoder
-   * making more than asked (x264enc at 6 Mbit/s: 2-4 %): that cut goes
-   * from the target (from what was delivered, it asked no less, and the
-   * queue stood at 20-40 ms for 3 s) */
   bool own_again = now - cc->last_delay_cut < SHORT_AGAIN_US;
 
   /* a step down, seen in one feedback: the link serves the packets that
@@ -879,8 +888,8 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
       if (!short_of)
         capacity_seen(cc, rate);
       double to = BETA * (rate > 0 && !short_of ? rate : cc->target);
-      cut(cc, own_queue ? fmin(own_f * (own_again ? fmin(rate, cc->target) : rate), own_to) : delay_cut_to(cc, to, cap, measured), now,
-          &cc->st.overuses);
+      cut(cc, own_queue ? own_cut_to(cc, rate, queue, cap, own_again) : delay_cut_to(cc, to, cap, measured),
+          now, &cc->st.overuses);
     }
   } else if (queue_known && queue > queue_cut) {
     /* and only once packets sent since the last cut met it too: the
@@ -903,8 +912,8 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
       else
         capacity_seen(cc, rate);
       double to = (f < QUEUE_CUT_MIN ? QUEUE_CUT_MIN : f) * (rate > 0 ? rate : cc->target);
-      cut(cc, own_queue ? fmin(own_f * (own_again ? fmin(rate, cc->target) : rate), own_to) : delay_cut_to(cc, to, cap, measured), now,
-          &cc->st.queue_cuts);
+      cut(cc, own_queue ? own_cut_to(cc, rate, queue, cap, own_again) : delay_cut_to(cc, to, cap, measured),
+          now, &cc->st.queue_cuts);
     }
   } else if (loss > 0.1) {
     if (may_cut)
