@@ -399,7 +399,7 @@ gst_uvgrtp_sink_cc_update (GstUvgRtpSink * self)
 {
   GstUvgRtpSinkCc *cc = &self->cc;
   urtp_cc_stats_t st;
-  guint64 est, prev, max;
+  guint64 est, ask, prev, max;
   gboolean adapt;
   gdouble threshold;
   gint64 now;
@@ -445,16 +445,18 @@ gst_uvgrtp_sink_cc_update (GstUvgRtpSink * self)
                 "round-trip-time", G_TYPE_UINT64, (guint64) st.rtt_us * 1000,
                 "loss", G_TYPE_DOUBLE, st.loss, NULL)));
   }
-  /* the encoder: a cut at once, a raise at most every 250 ms, each only
-   * when it moved by 5 % */
+  /* the encoder, asked for what the controller says makes the estimate
+   * (more while it ramps up after a raise): a cut at once, a raise at
+   * most every 250 ms, each only when it moved by 2 % */
   if (!adapt || !cc->encoder)
     return;
+  ask = MIN (MAX (st.encoder_bps, st.target_bps), (guint64) G_MAXUINT);
   now = g_get_monotonic_time ();
-  if ((est < cc->applied && est + cc->applied * ENCODER_STEP < cc->applied)
-      || (est > cc->applied * (1 + ENCODER_STEP)
+  if ((ask < cc->applied && ask + cc->applied * ENCODER_STEP < cc->applied)
+      || (ask > cc->applied * (1 + ENCODER_STEP)
           && now - cc->applied_at >= ENCODER_INTERVAL_US)) {
-    encoder_set (self, cc->encoder, (const Encoder *) cc->entry, est);
-    cc->applied = est;
+    encoder_set (self, cc->encoder, (const Encoder *) cc->entry, ask);
+    cc->applied = ask;
     cc->applied_at = now;
   }
 }

@@ -569,6 +569,11 @@ static const StatsField sink_fields[] = {
       "stream goes at the least estimate"),
   SINK (cc.target_bps, "estimated-bitrate", G_TYPE_UINT64, "bits/s "
       "congestion control estimates the path carries: the encoder's target"),
+  SINK (cc.encoder_bps, "cc-encoder-bitrate", G_TYPE_UINT64, "bits/s "
+      "asked of the encoder: the estimate, or up to 1.25 x it while an "
+      "encoder alone on the path ramps up after a raise"),
+  SINK (cc.leads, "cc-leads", G_TYPE_UINT64, "raises after which the "
+      "encoder was asked for more than the estimate until it followed"),
   SINK (cc.pacing_bps, "cc-pacing-rate", G_TYPE_UINT64, "bits/s the pacer "
       "sends normal frames at under congestion control"),
   SINK (cc.delivered_bps, "delivered-bitrate", G_TYPE_UINT64, "bits/s the "
@@ -771,7 +776,10 @@ client_to_structure (const urtp_sendstream_client_t * c,
  * from in the last 5 s; each has a controller, and the stream goes at the
  * least estimate of theirs); congestion control (#GstUvgRtpSink:congestion-control; 0
  * while off or before its first feedback): estimated-bitrate (#guint64,
- * bits/s, the encoder's target), cc-pacing-rate, delivered-bitrate
+ * bits/s, the encoder's target), cc-encoder-bitrate (what the encoder
+ * is asked for: the estimate, or up to 1.25 x it while an encoder alone
+ * on the path ramps up after a raise), cc-leads (raises after which it
+ * was), cc-pacing-rate, delivered-bitrate
  * (what the receiver got over the last 500 ms), capacity (what the
  * narrowest link carries, from the spread of paced frames; 0: not
  * measured), queue-delay-us and cc-rtt-us (#gint64, us), cc-packets and

@@ -450,8 +450,9 @@ int urtp_sendstream_set_ccfb(urtp_sendstream_t *ss, bool on);
  * at the least target of those heard from within URTP_SENDSTREAM_CC_IDLE:
  * the slowest path's. The pacer sends each flush at the rate it says for it (bursts
  * of a millisecond's worth, up to URTP_SENDSTREAM_CC_BURST bytes, so that
- * frames go out as paced trains); the caller gives the encoder
- * urtp_cc_stats_t.target_bps. Called
+ * frames go out as paced trains); the caller asks the encoder for
+ * urtp_cc_stats_t.encoder_bps (the target, or more while the encoder
+ * ramps up after a raise: cc.h). Called
  * again with cfg while running, only the bounds change; NULL: off (the
  * pacer back to urtp_sendstream_set_pacing's). Turns the feedback on.
  * Returns 0 or -ENOMEM. Any thread. */
