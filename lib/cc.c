@@ -621,6 +621,11 @@ static void cut(urtp_cc_t *cc, double to, int64_t now, uint64_t *counter)
   if (to < cc->target) {
     cc->target = to;
     (*counter)++;
+    /* and what made us alone is past: after 5.1's step down, a raise
+     * that led the encoder on the strength of the second before the
+     * step overran the new link (a queue of 110 ms for 1.7 s) */
+    cc->alone_frac = 0;
+    cc->alone_at = 0;
   }
   cc->last_cut = now;
   cc->lead_until = 0;

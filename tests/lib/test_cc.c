@@ -69,6 +69,8 @@ typedef struct {
   /* what happened, of flow 0 (and per flow, flow_*) */
   double rate_bins[1000];       /* target per 200 ms */
   double ask_bins[1000];        /* what the encoder was asked for */
+  int64_t lead_at[64];          /* when flow 0's raises led its encoder */
+  size_t nleads;
   double goodput_bins[1000];    /* arrived, bits per 200 ms bin */
   double flow_goodput[MAX_FLOWS][1000];
   int64_t *qdelay;              /* per packet that arrived */
@@ -113,6 +115,7 @@ typedef struct {
   uint16_t tw;
   unsigned frame;
   double enc_rate;              /* what a lagging encoder makes now */
+  uint64_t leads;               /* raises that led, seen so far */
   uint64_t step_downs;          /* seen so far; and when the last came */
   int64_t step_down_at;
 } flow_t;
@@ -187,6 +190,7 @@ static void run(sim_t *s)
   int64_t link_free = 0;
   double tokens = 0;
   s->nq = 0;
+  s->nleads = 0;
   s->sent = s->lost = 0;
   memset(s->lost_in, 0, sizeof s->lost_in);
   memset(s->rate_bins, 0, sizeof s->rate_bins);
@@ -299,6 +303,9 @@ static void run(sim_t *s)
             size_t m = urtp_twcc_history_match(&f->hist, parsed, n, results,
                                                URTP_TWCC_MAX_PACKETS);
             urtp_cc_feedback(&f->cc, results, m, t);
+            if (fi == 0 && f->cc.st.leads != f->leads && s->nleads < 64)
+              s->lead_at[s->nleads++] = t;
+            f->leads = f->cc.st.leads;
             if (f->cc.st.step_downs != f->step_downs) {
               f->step_downs = f->cc.st.step_downs;
               f->step_down_at = t;
@@ -403,6 +410,7 @@ static void variable_capacity(int64_t one_way, uint64_t seed)
   /* CC_LAG=us CC_BIAS=x: an encoder that lags (see test_lagging_encoder) */
   s.enc_lag_us = getenv("CC_LAG") ? atof(getenv("CC_LAG")) : 0;
   s.enc_bias = getenv("CC_BIAS") ? atof(getenv("CC_BIAS")) : 0;
+  s.bucket = getenv("CC_BUCKET") != NULL;   /* a token bucket, as test_two_flows */
   run(&s);
   qsort(s.qdelay, s.nq, sizeof(int64_t), cmp64);
   tap_diag("goodput converged after: step up %.1f s, step down %.1f s, back up %.1f s",
@@ -448,6 +456,7 @@ static void variable_capacity(int64_t one_way, uint64_t seed)
   CHECK((double)other / (double)s.sent <= 0.001);
   /* the queue after the step down is ours: it drains, no competing */
   CHECK_EQ(s.st.competes, 0);
+
   free(s.qdelay);
 }
 
@@ -473,27 +482,42 @@ static void test_variable_capacity_100ms(void)
  * raise until it delivers 0.95 x (urtp_cc_encoder), 4.0 and 4.4 s. */
 static void test_lagging_encoder(void)
 {
-  static const uint64_t seeds[] = { 4, 5 };
-  for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+  static const struct {
+    uint64_t seed;
+    bool bucket;
+  } runs[] = { { 4, false }, { 5, false }, { 13, true }, { 20, true } };
+  for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
     static sim_t s;
-    sim_init(&s, case_5_1, NPHASES(case_5_1), 100000000, seeds[i]);
+    sim_init(&s, case_5_1, NPHASES(case_5_1), 100000000, runs[i].seed);
     s.enc_lag_us = 1000000;
     s.enc_bias = 0.96;
+    s.bucket = runs[i].bucket;
     run(&s);
     double up = goodput_converged(&s, 40, 60, true), back = goodput_converged(&s, 80, 100, true);
     double u[4] = { utilisation(&s, 10, 40), utilisation(&s, 45, 60), utilisation(&s, 63, 80),
                     utilisation(&s, 85, 100) };
-    tap_diag("seed %llu: goodput converged %.1f s after the step up, %.1f s after the step "
+    tap_diag("seed %llu%s: goodput converged %.1f s after the step up, %.1f s after the step "
              "back up; %llu raises led; utilisation %.1f %% %.1f %% %.1f %% %.1f %%",
-             (unsigned long long)seeds[i], up, back, (unsigned long long)s.st.leads,
-             100 * u[0], 100 * u[1], 100 * u[2], 100 * u[3]);
+             (unsigned long long)runs[i].seed, runs[i].bucket ? " (token bucket)" : "", up,
+             back, (unsigned long long)s.st.leads, 100 * u[0], 100 * u[1], 100 * u[2],
+             100 * u[3]);
     if (getenv("CC_TRACE"))
       trace_5_1(&s);
     CHECK(up <= 5);
-    CHECK(back <= 5);
-    CHECK(s.st.leads >= 2);
-    for (int k = 0; k < 4; k++)
-      CHECK(u[k] >= 0.9);
+    /* (through the bucket this encoder holds 86-90 % of the 6 Mbit/s
+     * phase, and leads only at the step up: those runs are for this) */
+    if (!runs[i].bucket) {
+      CHECK(back <= 5);
+      CHECK(s.st.leads >= 2);
+      for (int k = 0; k < 4; k++)
+        CHECK(u[k] >= 0.9);
+    }
+    /* the second alone before the step down does not make a raise after
+     * it lead: through the benchmark's tbf such a lead overran the new
+     * link (a queue of 110 ms for 1.7 s); a cut ends being alone (with
+     * the bucket these seeds led at 61.2 and 61.1 s before it did) */
+    for (size_t k = 0; k < s.nleads; k++)
+      CHECK(s.lead_at[k] < 60000000 || s.lead_at[k] >= 64000000);
     free(s.qdelay);
   }
 }
