@@ -92,7 +92,7 @@ void urtp_cc_init(urtp_cc_t *cc, const urtp_cc_config_t *cfg)
   cc->carried_slot = -1;
   for (size_t i = 0; i < URTP_CC_BASE_SLOTS; i++)
     cc->base[i] = INT64_MAX;
-  cc->last_cut = cc->last_raise = cc->last_delay_cut = INT64_MIN / 2;
+  cc->last_cut = cc->last_raise = cc->last_delay_cut = cc->last_shared_cut = INT64_MIN / 2;
 }
 
 void urtp_cc_set_bounds(urtp_cc_t *cc, uint64_t min_bps, uint64_t max_bps)
@@ -621,14 +621,22 @@ static void cut(urtp_cc_t *cc, double to, int64_t now, uint64_t *counter)
   if (to < cc->target) {
     cc->target = to;
     (*counter)++;
-    /* and what made us alone is past: after 5.1's step down, a raise
-     * that led the encoder on the strength of the second before the
-     * step overran the new link (a queue of 110 ms for 1.7 s) */
-    cc->alone_frac = 0;
-    cc->alone_at = 0;
   }
   cc->last_cut = now;
   cc->lead_until = 0;
+}
+
+/* A cut that is not of the encoder's own queue (see update), at now: what
+ * made us alone is past (after 5.1's step down, a raise that led the
+ * encoder on the strength of the second before the step overran the new
+ * link: a queue of 110 ms for 1.7 s), and for FORGET_QUIET_US trains do
+ * not make the capacity just cut at forgotten. A cut of our own queue
+ * does neither: it put off 5.1's step up by those 3 s. */
+static void shared_cut(urtp_cc_t *cc, int64_t now)
+{
+  cc->last_shared_cut = now;
+  cc->alone_frac = 0;
+  cc->alone_at = 0;
 }
 
 /* Remembers the delivered rate at a cut as the capacity, averaged (GCC's
@@ -804,7 +812,7 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
   if (cc->cap_valid && (cc->target > cc->cap_avg + 3 * sqrt(cc->cap_var) ||
                         (fills(cc, cap) ? cap > 1.2 * cc->cap_avg
                                         : trains_above(cc, now, 1.2 * cc->cap_avg) >= 2 &&
-                                              now - cc->last_delay_cut >= FORGET_QUIET_US)))
+                                              now - cc->last_shared_cut >= FORGET_QUIET_US)))
     cc->cap_valid = false;
 
   /* the queue that holds growth, plus a full packet's time at the
@@ -905,6 +913,7 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
      * 1579 packets overflowed) */
     if (may_cut || !cc->stepped) {
       delay_cut(cc, now);
+      shared_cut(cc, now);
       capacity_seen(cc, served_now);
       /* what the trains showed is gone (and what was in flight shows
        * it still): they would lift the target back to it, and make the
@@ -924,6 +933,8 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
       delay_cut(cc, now);
       cc->cut_queue = queue_known ? queue : 0;
       cc->last_delay_cut = now;
+      if (!own_queue)
+        shared_cut(cc, now);
       double rate = served > 0 && served < SERVED_DROP * delivered ? served : delivered;
       if (!short_of)
         capacity_seen(cc, rate);
@@ -940,6 +951,8 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
       delay_cut(cc, now);
       cc->cut_queue = queue;
       cc->last_delay_cut = now;
+      if (!own_queue)
+        shared_cut(cc, now);
       /* below the delivered rate by enough to drain the queue in about
        * QUEUE_DRAIN_US; the rate of the last moments when less (the queue
        * makes it the bottleneck's rate now) */
@@ -956,8 +969,11 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
           now, &cc->st.queue_cuts);
     }
   } else if (loss > 0.1) {
-    if (may_cut)
+    if (may_cut) {
+      cc->alone_frac = 0;
+      cc->alone_at = 0;
       cut(cc, cc->target * (1 - 0.5 * loss), now, &cc->st.loss_cuts);
+    }
   } else if (cc->competing && loss > 0) {
     /* the other flow's buffer is full: as it does, yield a little */
     if (may_cut)

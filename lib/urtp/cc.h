@@ -199,6 +199,7 @@ typedef struct urtp_cc {
   int64_t ceiling_until;
   int64_t cut_queue;        /* the queue the last delay cut answered (us) */
   int64_t last_delay_cut;   /* when that was */
+  int64_t last_shared_cut;  /* ... and the last not of our own queue */
   /* delivered rate: the last packets' arrivals and sizes */
   urtp_cc_ack_t ack[URTP_CC_ACK_RING];
   size_t ack_head, ack_n;

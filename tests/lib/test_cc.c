@@ -401,8 +401,9 @@ static void trace_5_1(const sim_t *s)
              s->rate_bins[k] / 1e6, s->ask_bins[k] / 1e6, s->goodput_bins[k] * 5 / 1e6);
 }
 
-/* Runs case 5.1 at a one-way delay and judges it. */
-static void variable_capacity(int64_t one_way, uint64_t seed)
+/* Runs case 5.1 at a one-way delay and judges it (the target converged
+ * within `max_up` s after the step up; the issue asks for 5). */
+static void variable_capacity(int64_t one_way, uint64_t seed, bool bucket, double max_up)
 {
   static sim_t s;
   sim_init(&s, case_5_1, NPHASES(case_5_1), 100000000, seed);
@@ -410,7 +411,7 @@ static void variable_capacity(int64_t one_way, uint64_t seed)
   /* CC_LAG=us CC_BIAS=x: an encoder that lags (see test_lagging_encoder) */
   s.enc_lag_us = getenv("CC_LAG") ? atof(getenv("CC_LAG")) : 0;
   s.enc_bias = getenv("CC_BIAS") ? atof(getenv("CC_BIAS")) : 0;
-  s.bucket = getenv("CC_BUCKET") != NULL;   /* a token bucket, as test_two_flows */
+  s.bucket = bucket || getenv("CC_BUCKET");   /* a token bucket, as test_two_flows */
   run(&s);
   qsort(s.qdelay, s.nq, sizeof(int64_t), cmp64);
   tap_diag("goodput converged after: step up %.1f s, step down %.1f s, back up %.1f s",
@@ -445,7 +446,7 @@ static void variable_capacity(int64_t one_way, uint64_t seed)
            (unsigned long long)s.st.loss_cuts, (unsigned long long)s.st.capacity_raises,
            (unsigned long long)s.st.leads, (unsigned long long)s.st.probes);
   CHECK(p95 <= 50);
-  CHECK(up <= 5);
+  CHECK(up <= max_up);
   CHECK(down <= 3);
   CHECK(back <= 5);
   /* the issue asks for 90 %; alone, a short queue of the encoder's own
@@ -462,13 +463,24 @@ static void variable_capacity(int64_t one_way, uint64_t seed)
 
 static void test_variable_capacity(void)
 {
-  variable_capacity(50000, getenv("CC_SEED") ? strtoull(getenv("CC_SEED"), NULL, 10) : 7);
+  variable_capacity(50000, getenv("CC_SEED") ? strtoull(getenv("CC_SEED"), NULL, 10) : 7, false,
+                    5);
 }
 
 /* RFC 8867 asks for 5.1 at 100 ms one way too. */
 static void test_variable_capacity_100ms(void)
 {
-  variable_capacity(100000, 11);
+  variable_capacity(100000, 11, false, 5);
+}
+
+/* Through a token bucket, as the benchmark's tbf. On this seed a cut of
+ * the encoder's own queue came just before the step up, and held the
+ * raise to the new capacity for 3 s (trains did not make the capacity
+ * last cut at forgotten within 3 s of any cut on delay: converged after
+ * 3.0 s); a cut of our own queue no longer does (1.0 s). */
+static void test_variable_capacity_bucket(void)
+{
+  variable_capacity(50000, 13, true, 2);
 }
 
 /* An encoder that follows a raise late, as x264enc does (tune=zerolatency,
@@ -832,6 +844,7 @@ int main(void)
 {
   TAP_RUN(test_variable_capacity);
   TAP_RUN(test_variable_capacity_100ms);
+  TAP_RUN(test_variable_capacity_bucket);
   TAP_RUN(test_lagging_encoder);
   TAP_RUN(test_two_flows);
   TAP_RUN(test_encoder_floor);
