@@ -734,8 +734,20 @@ static double queue_coming(const urtp_cc_t *cc, double served, int64_t queued, i
 /* Back from a cut that drained a queue: the delivered rate the cut was
  * made at is what the path carried then (or what the trains measure now,
  * `cap`, when less). */
+/* After a step down, the capacity last cut at is no more than the link
+ * served our queued packets at while the queue drained: the rate the
+ * step's cut went from is of the moment of the step, and may mix in the
+ * old link's (5.1 at 6 Mbit/s: 7.8, and the way back went to 7.0, a
+ * queue of 130-170 ms for 1-2 s). */
+static void step_drained(urtp_cc_t *cc)
+{
+  if (cc->stepped && cc->stepped_link > 0 && cc->stepped_link < cc->cap_avg)
+    cc->cap_avg = cc->stepped_link;
+}
+
 static void raise_back(urtp_cc_t *cc, int64_t now, double cap, int64_t response)
 {
+  step_drained(cc);
   double back = cap > 0 && cap < cc->cap_avg ? cap : cc->cap_avg;
   if (cc->cap_valid && cc->target < RAISE_SHARE * back && now - cc->last_cut >= 2 * response &&
       now - cc->last_raise >= response) {
@@ -851,6 +863,8 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
    * fell well below the mean (a step down; sharing the link, what it
    * shows swings with the frames) */
   double served = delivered_queued(cc, false);
+  if (cc->stepped && served > 0)
+    cc->stepped_link = served;
   compete_update(cc, now, queue, queue_known, hold);
   /* competing, the queue is another's up to URTP_CC_COMPETE_QUEUE: only
    * beyond it does delay cut, or hold growth beyond half of it */
@@ -926,6 +940,7 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
       if (cc->target < before) {
         cc->stepped = true;
         cc->stepped_at = now;
+        cc->stepped_link = served_now;
       }
     }
   } else if (cc->usage == URTP_CC_OVERUSE && (!cc->competing || queue > queue_cut)) {
@@ -1065,8 +1080,10 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
   /* the way back is open once the queue drained (or, whatever came
    * between, after STEP_HOLD_US) */
   if (cc->stepped && ((queue_known && queue < hold && now - cc->last_cut >= 2 * response) ||
-                      now - cc->stepped_at >= STEP_HOLD_US))
+                      now - cc->stepped_at >= STEP_HOLD_US)) {
+    step_drained(cc);
     cc->stepped = false;
+  }
   urtp_cc_set_bounds(cc, 0, 0);
 }
 

@@ -245,6 +245,7 @@ typedef struct urtp_cc {
   int64_t trains_from;      /* trains sent before this say nothing */
   bool stepped;             /* cut on a step down, not back yet */
   int64_t stepped_at;
+  double stepped_link;      /* the link's rate for our queued packets since */
   double last_capacity;     /* the last measured (spread) estimate */
   /* loss window */
   uint64_t win_lost, win_total;

@@ -57,6 +57,7 @@ typedef struct {
   int64_t one_way;              /* us, each direction */
   unsigned nflows;              /* 0: 1 */
   bool bucket;                  /* the bottleneck is a token bucket */
+  int64_t slow_step_us;         /* a step down serves twice its rate this long */
   double enc_floor;             /* bits/s below which the encoder sends less */
   double enc_floor_exp;         /* ... by (target / enc_floor) to this (0: 1.5) */
   double enc_lag_us;            /* an encoder that follows a raise late: its
@@ -69,6 +70,7 @@ typedef struct {
   /* what happened, of flow 0 (and per flow, flow_*) */
   double rate_bins[1000];       /* target per 200 ms */
   double ask_bins[1000];        /* what the encoder was asked for */
+  int64_t qmax_bins[1000];      /* the longest flow 0's packets queued */
   int64_t lead_at[64];          /* when flow 0's raises led its encoder */
   size_t nleads;
   double goodput_bins[1000];    /* arrived, bits per 200 ms bin */
@@ -84,8 +86,13 @@ static double capacity_at(const sim_t *s, int64_t t)
 {
   double c = s->phases[0].bps;
   for (size_t i = 0; i < s->nphases; i++)
-    if (t >= s->phases[i].t)
-      c = s->phases[i].bps;
+    if (t >= s->phases[i].t) {
+      /* a step down that takes a while: twice the new rate at first */
+      if (i > 0 && s->phases[i].bps < s->phases[i - 1].bps && t < s->phases[i].t + s->slow_step_us)
+        c = 2 * s->phases[i].bps;
+      else
+        c = s->phases[i].bps;
+    }
   return c;
 }
 
@@ -195,6 +202,7 @@ static void run(sim_t *s)
   memset(s->lost_in, 0, sizeof s->lost_in);
   memset(s->rate_bins, 0, sizeof s->rate_bins);
   memset(s->goodput_bins, 0, sizeof s->goodput_bins);
+  memset(s->qmax_bins, 0, sizeof s->qmax_bins);
   memset(s->flow_goodput, 0, sizeof s->flow_goodput);
   for (int64_t t = 0; t < s->end; t += TICK) {
     for (unsigned fi = 0; fi < nf; fi++) {
@@ -281,6 +289,8 @@ static void run(sim_t *s)
           s->goodput_bins[bin] += p.size * 8.0;
         s->flow_goodput[p.flow][bin] += p.size * 8.0;
       }
+      if (p.flow == 0 && bin < 1000 && p.queued > s->qmax_bins[bin])
+        s->qmax_bins[bin] = p.queued;
       if ((p.flow == 0 || nf > 1) && s->qdelay && s->nq < MAX_PKTS)
         s->qdelay[s->nq++] = p.queued;
     }
@@ -401,17 +411,25 @@ static void trace_5_1(const sim_t *s)
              s->rate_bins[k] / 1e6, s->ask_bins[k] / 1e6, s->goodput_bins[k] * 5 / 1e6);
 }
 
-/* Runs case 5.1 at a one-way delay and judges it (the target converged
- * within `max_up` s after the step up; the issue asks for 5). */
-static void variable_capacity(int64_t one_way, uint64_t seed, bool bucket, double max_up)
+typedef struct {
+  int64_t one_way;              /* us */
+  uint64_t seed;
+  bool bucket;                  /* a token bucket, as test_two_flows */
+  int64_t slow_step_us;         /* sim_t's */
+  double max_up;                /* s the target may take after the step up */
+} case_5_1_t;
+
+/* Runs case 5.1 and judges it (the issue asks for 5 s after a step up). */
+static void variable_capacity(case_5_1_t c)
 {
   static sim_t s;
-  sim_init(&s, case_5_1, NPHASES(case_5_1), 100000000, seed);
-  s.one_way = one_way;
+  sim_init(&s, case_5_1, NPHASES(case_5_1), 100000000, c.seed);
+  s.one_way = c.one_way;
   /* CC_LAG=us CC_BIAS=x: an encoder that lags (see test_lagging_encoder) */
   s.enc_lag_us = getenv("CC_LAG") ? atof(getenv("CC_LAG")) : 0;
   s.enc_bias = getenv("CC_BIAS") ? atof(getenv("CC_BIAS")) : 0;
-  s.bucket = bucket || getenv("CC_BUCKET");   /* a token bucket, as test_two_flows */
+  s.bucket = c.bucket || getenv("CC_BUCKET");
+  s.slow_step_us = getenv("CC_SLOW") ? atoll(getenv("CC_SLOW")) : c.slow_step_us;
   run(&s);
   qsort(s.qdelay, s.nq, sizeof(int64_t), cmp64);
   tap_diag("goodput converged after: step up %.1f s, step down %.1f s, back up %.1f s",
@@ -433,12 +451,20 @@ static void variable_capacity(int64_t one_way, uint64_t seed, bool bucket, doubl
   double u[4] = { utilisation(&s, 10, 40), utilisation(&s, 45, 60), utilisation(&s, 63, 80),
                   utilisation(&s, 85, 100) };
   tap_diag("%lld ms one way: %llu packets, lost %llu at the step down, %llu else; "
-           "queue p50 %.1f ms p95 %.1f ms", (long long)one_way / 1000,
+           "queue p50 %.1f ms p95 %.1f ms", (long long)c.one_way / 1000,
            (unsigned long long)s.sent, (unsigned long long)step_loss,
            (unsigned long long)other, p50, p95);
   tap_diag("converged after: start %.1f s, step up %.1f s, step down %.1f s, back up %.1f s",
            start, up, down, back);
   tap_diag("waited over 150 ms: %zu packets (%.2f %%)", late, 100.0 * (double)late / (double)s.nq);
+  int64_t after = 0;            /* once the step down's queue drained */
+  for (size_t b = 310; b < 400; b++)
+    after = s.qmax_bins[b] > after ? s.qmax_bins[b] : after;
+  tap_diag("queue after the step down's drained (62-80 s): at most %.1f ms", (double)after / 1e3);
+  double way_back = 0;          /* the way back from the step down's cut */
+  for (size_t b = 302; b < 320; b++)
+    way_back = s.rate_bins[b] > way_back ? s.rate_bins[b] : way_back;
+  tap_diag("the target at most %.2f Mbit/s 60.4-64 s", way_back / 1e6);
   tap_diag("utilisation: %.1f %% %.1f %% %.1f %% %.1f %%", 100 * u[0], 100 * u[1], 100 * u[2],
            100 * u[3]);
   tap_diag("cuts: %llu on the trend, %llu on the queue, %llu on loss; %llu raises (%llu led), "
@@ -446,7 +472,9 @@ static void variable_capacity(int64_t one_way, uint64_t seed, bool bucket, doubl
            (unsigned long long)s.st.loss_cuts, (unsigned long long)s.st.capacity_raises,
            (unsigned long long)s.st.leads, (unsigned long long)s.st.probes);
   CHECK(p95 <= 50);
-  CHECK(up <= max_up);
+  CHECK(up <= c.max_up);
+  /* the way back from the step down's cut stays under the new link */
+  CHECK(way_back <= 6e6);
   CHECK(down <= 3);
   CHECK(back <= 5);
   /* the issue asks for 90 %; alone, a short queue of the encoder's own
@@ -463,14 +491,25 @@ static void variable_capacity(int64_t one_way, uint64_t seed, bool bucket, doubl
 
 static void test_variable_capacity(void)
 {
-  variable_capacity(50000, getenv("CC_SEED") ? strtoull(getenv("CC_SEED"), NULL, 10) : 7, false,
-                    5);
+  uint64_t seed = getenv("CC_SEED") ? strtoull(getenv("CC_SEED"), NULL, 10) : 7;
+  variable_capacity((case_5_1_t){ .one_way = 50000, .seed = seed, .max_up = 5 });
 }
 
 /* RFC 8867 asks for 5.1 at 100 ms one way too. */
 static void test_variable_capacity_100ms(void)
 {
-  variable_capacity(100000, 11, false, 5);
+  variable_capacity((case_5_1_t){ .one_way = 100000, .seed = 11, .max_up = 5 });
+}
+
+/* A step down that takes 60 ms to settle (the link serves twice the new
+ * rate meanwhile), as the benchmark's tbf change may: the step's cut goes
+ * from a rate that mixes in the faster one, and the way back went to that
+ * (6.6 Mbit/s on the 6 Mbit/s link) before the capacity last cut at was
+ * taken from the rate the link served the queue at while it drained. */
+static void test_variable_capacity_slow_step(void)
+{
+  variable_capacity((case_5_1_t){ .one_way = 50000, .seed = 3, .slow_step_us = 60000,
+                                  .max_up = 5 });
 }
 
 /* Through a token bucket, as the benchmark's tbf. On this seed a cut of
@@ -480,7 +519,7 @@ static void test_variable_capacity_100ms(void)
  * 3.0 s); a cut of our own queue no longer does (1.0 s). */
 static void test_variable_capacity_bucket(void)
 {
-  variable_capacity(50000, 13, true, 2);
+  variable_capacity((case_5_1_t){ .one_way = 50000, .seed = 13, .bucket = true, .max_up = 2 });
 }
 
 /* An encoder that follows a raise late, as x264enc does (tune=zerolatency,
@@ -845,6 +884,7 @@ int main(void)
   TAP_RUN(test_variable_capacity);
   TAP_RUN(test_variable_capacity_100ms);
   TAP_RUN(test_variable_capacity_bucket);
+  TAP_RUN(test_variable_capacity_slow_step);
   TAP_RUN(test_lagging_encoder);
   TAP_RUN(test_two_flows);
   TAP_RUN(test_encoder_floor);
