@@ -11,11 +11,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "urtp/batch.h"
@@ -1140,8 +1142,8 @@ static void test_ccfb_kernel_stamps(void)
   stamps_case(false);
 }
 
-static volatile int reader_stop;
-static size_t torn, snapshots;
+static atomic_int reader_stop;
+static atomic_size_t torn, snapshots;
 
 static void *reader(void *arg)
 {
@@ -1168,6 +1170,10 @@ static void test_stats_thread(void)
   reader_stop = 0;
   torn = snapshots = 0;
   REQUIRE(pthread_create(&th, NULL, reader, r) == 0);
+  /* the reader runs before the pushes start: on a loaded machine it was
+   * first scheduled after all 3000 (CI: 0 snapshots read meanwhile) */
+  for (int w = 0; w < 10000 && !atomic_load(&snapshots); w++)
+    usleep(1000);
   static sender_t s;
   static au_t a;
   sender_init(&s, 0x31, 1, 0);
@@ -1179,7 +1185,7 @@ static void test_stats_thread(void)
   }
   reader_stop = 1;
   pthread_join(th, NULL);
-  printf("# %zu snapshots read meanwhile\n", snapshots);
+  printf("# %zu snapshots read meanwhile\n", (size_t)atomic_load(&snapshots));
   CHECK_EQ(torn, 0);
   CHECK(snapshots > 0);
   sender_free(&s);
