@@ -450,7 +450,7 @@ gst_uvgrtp_sink_cc_update (GstUvgRtpSink * self)
    * most every 250 ms, each only when it moved by 2 % */
   if (!adapt || !cc->encoder)
     return;
-  ask = MIN (MAX (st.encoder_bps, st.target_bps), (guint64) G_MAXUINT);
+  ask = MIN (st.encoder_bps, (guint64) G_MAXUINT);
   now = g_get_monotonic_time ();
   if ((ask < cc->applied && ask + cc->applied * ENCODER_STEP < cc->applied)
       || (ask > cc->applied * (1 + ENCODER_STEP)

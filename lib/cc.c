@@ -632,11 +632,16 @@ static void cut(urtp_cc_t *cc, double to, int64_t now, uint64_t *counter)
  * link: a queue of 110 ms for 1.7 s), and for FORGET_QUIET_US trains do
  * not make the capacity just cut at forgotten. A cut of our own queue
  * does neither: it put off 5.1's step up by those 3 s. */
+static void not_alone(urtp_cc_t *cc)
+{
+  cc->alone_frac = 0;
+  cc->alone_at = 0;
+}
+
 static void shared_cut(urtp_cc_t *cc, int64_t now)
 {
   cc->last_shared_cut = now;
-  cc->alone_frac = 0;
-  cc->alone_at = 0;
+  not_alone(cc);
 }
 
 /* Remembers the delivered rate at a cut as the capacity, averaged (GCC's
@@ -731,9 +736,6 @@ static double queue_coming(const urtp_cc_t *cc, double served, int64_t queued, i
   return (double)queued + (since > 0 && more > 0 ? (double)since * more : 0);
 }
 
-/* Back from a cut that drained a queue: the delivered rate the cut was
- * made at is what the path carried then (or what the trains measure now,
- * `cap`, when less). */
 /* After a step down, the capacity last cut at is no more than the link
  * served our queued packets at while the queue drained: the rate the
  * step's cut went from is of the moment of the step, and may mix in the
@@ -745,6 +747,9 @@ static void step_drained(urtp_cc_t *cc)
     cc->cap_avg = cc->stepped_link;
 }
 
+/* Back from a cut that drained a queue: the delivered rate the cut was
+ * made at is what the path carried then (or what the trains measure now,
+ * `cap`, when less). */
 static void raise_back(urtp_cc_t *cc, int64_t now, double cap, int64_t response)
 {
   step_drained(cc);
@@ -985,8 +990,7 @@ static void update(urtp_cc_t *cc, int64_t now, int64_t queue, bool queue_known,
     }
   } else if (loss > 0.1) {
     if (may_cut) {
-      cc->alone_frac = 0;
-      cc->alone_at = 0;
+      not_alone(cc);
       cut(cc, cc->target * (1 - 0.5 * loss), now, &cc->st.loss_cuts);
     }
   } else if (cc->competing && loss > 0) {
